@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/logging"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/vault"
+)
+
+// dbFlags are the flags every command that opens the database shares.
+type dbFlags struct {
+	dataDir       string
+	databaseURL   string
+	environment   string
+	masterKeyFile string
+	masterKey     string // PAYGATE_MASTER_KEY: the key file's text
+	logLevel      string
+}
+
+func (f *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.dataDir, "data-dir", envOr(getenv, "PAYGATE_DATA_DIR", "./paygate-data"),
+		"folder of the SQLite database and the master key file (PAYGATE_DATA_DIR)")
+	fs.StringVar(&f.databaseURL, "database-url", getenv("PAYGATE_DATABASE_URL"),
+		"postgres:// URL; empty: SQLite in the data folder (PAYGATE_DATABASE_URL)")
+	fs.StringVar(&f.environment, "environment", envOr(getenv, "PAYGATE_ENVIRONMENT", merchant.Sandbox),
+		"sandbox or production (PAYGATE_ENVIRONMENT)")
+	fs.StringVar(&f.masterKeyFile, "master-key-file", getenv("PAYGATE_MASTER_KEY_FILE"),
+		"file of the master keys that seal secrets; default DATA_DIR/master.key (PAYGATE_MASTER_KEY_FILE)")
+	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "PAYGATE_LOG_LEVEL", "info"), "debug, info, warn or error (PAYGATE_LOG_LEVEL)")
+	f.masterKey = getenv("PAYGATE_MASTER_KEY")
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// app is an opened Paygate: database, keys, services.
+type app struct {
+	store     *store.Store
+	keyring   *vault.Keyring
+	merchants *merchant.Service
+	payments  *payment.Service
+	log       *slog.Logger
+	now       func() time.Time
+	env       string
+}
+
+// open opens and migrates the database, loads (or on first start creates)
+// the master key, and seeds the sandbox channels.
+func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
+	if f.environment != merchant.Sandbox && f.environment != merchant.Production {
+		return nil, usageError{"--environment must be sandbox or production"}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, usageError{"--log-level must be debug, info, warn or error"}
+	}
+	log := logging.New(stderr, level)
+	s, err := store.Open(ctx, store.Config{DatabaseURL: f.databaseURL, SQLitePath: filepath.Join(f.dataDir, "paygate.db")})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	kr, err := f.keyring(ctx, s)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	now := time.Now
+	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
+	a := &app{
+		store: s, keyring: kr, log: log, now: now, env: f.environment,
+		merchants: &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: f.environment},
+		payments:  &payment.Service{Sealer: kr, Now: now, NewID: newID},
+	}
+	if f.environment == merchant.Sandbox {
+		for _, c := range merchant.SandboxChannels() {
+			c.ID, c.CreatedAt = newID(), now()
+			if _, err := s.EnsureChannel(ctx, c); err != nil {
+				s.Close()
+				return nil, err
+			}
+		}
+	}
+	return a, nil
+}
+
+// keyring loads the master key: PAYGATE_MASTER_KEY, else the key file. The
+// file is created only while the database holds no sealed secret, so a
+// missing file can never silently orphan existing keys.
+func (f *dbFlags) keyring(ctx context.Context, s *store.Store) (*vault.Keyring, error) {
+	if f.masterKey != "" {
+		return vault.Parse(f.masterKey)
+	}
+	path := f.masterKeyFile
+	if path == "" {
+		path = filepath.Join(f.dataDir, "master.key")
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		keys, err := s.ListKeys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) > 0 {
+			return nil, fmt.Errorf("master key file %s is missing but the database holds %d sealed key secrets; restore the file or set PAYGATE_MASTER_KEY", path, len(keys))
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return vault.LoadOrCreate(path)
+}
+
+func (a *app) close() { a.store.Close() }

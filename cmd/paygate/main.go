@@ -1,0 +1,86 @@
+// Command paygate is Paygate's one binary: the server and every tool
+// (decisions section 10).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintln(os.Stderr, "paygate:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "paygate:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+const usage = `paygate: a payment gateway
+
+Usage:
+  paygate serve      [flags]                 run the API and the background workers
+  paygate migrate    [flags]                 bring the database up to date
+  paygate keys       create --name NAME [--json] [--direct-card-data | --no-direct-card-data]
+  paygate keys       list [--json]
+  paygate keys       revoke ACCESS_KEY
+  paygate channels   list [--key ACCESS_KEY] [--json]
+  paygate channels   assign --key ACCESS_KEY --channel ALIAS
+  paygate channels   unassign --key ACCESS_KEY --channel ALIAS
+  paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value']
+  paygate version
+
+Database flags (serve, migrate, keys, channels): --data-dir, --database-url,
+--environment, --master-key-file; run "paygate serve -h" for all of them.
+`
+
+// run is the whole program (style.md: main only calls run).
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{"a command is needed"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "keys":
+		return keys(ctx, rest, getenv, stdout, stderr)
+	case "channels":
+		return channels(ctx, rest, getenv, stdout, stderr)
+	case "call":
+		return call(ctx, rest, getenv, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "paygate", version, "(API", apiVersion+")")
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+// version is the service version; apiVersion the client API's.
+const (
+	version    = "0.1.0"
+	apiVersion = "1.2.0"
+)

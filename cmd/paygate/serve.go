@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/server"
+)
+
+// serve runs the API and the workers until ctx ends (SIGINT/SIGTERM), then
+// stops accepting, lets in-flight requests and jobs finish, and closes.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var db dbFlags
+	db.register(fs, getenv)
+	addr := fs.String("addr", envOr(getenv, "PAYGATE_ADDR", "127.0.0.1:8080"), "address to listen on (PAYGATE_ADDR)")
+	publicURL := fs.String("public-url", getenv("PAYGATE_PUBLIC_URL"), "base of links given to payers; default http://ADDR (PAYGATE_PUBLIC_URL)")
+	proxies := fs.String("trusted-proxies", getenv("PAYGATE_TRUSTED_PROXIES"), "comma-separated CIDRs whose X-Forwarded-For is believed (PAYGATE_TRUSTED_PROXIES)")
+	rateLimit := fs.Int("rate-limit", envInt(getenv, "PAYGATE_RATE_LIMIT", 100), "requests per second per access key, 0 for none (PAYGATE_RATE_LIMIT)")
+	workers := fs.Int("workers", envInt(getenv, "PAYGATE_WORKERS", 20), "background jobs run at once (PAYGATE_WORKERS)")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	trusted, err := parsePrefixes(*proxies)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+
+	started := time.Now()
+	a, err := db.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	metrics := server.NewMetrics(a.store.DB())
+	workerSet := river.NewWorkers()
+	river.AddWorker(workerSet, &payment.ExpireSessionWorker{Store: a.store, Now: a.now})
+	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
+		Work: true, MaxWorkers: *workers, Log: a.log,
+		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	if *publicURL == "" {
+		*publicURL = base
+	}
+	srv, err := server.New(server.Config{
+		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
+		RateLimit: *rateLimit, TrustedProxies: trusted,
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Log: a.log, Now: a.now, Metrics: metrics})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if a.env == merchant.Sandbox {
+		if err := firstKey(ctx, a, base, stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	if err := queue.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+
+	httpServer := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          nil,
+	}
+	served := make(chan error, 1)
+	go func() { served <- httpServer.Serve(ln) }()
+	fmt.Fprintf(stdout, "Paygate %s (%s) listening on %s (started in %s, %s database)\n",
+		version, a.env, base, time.Since(started).Round(time.Millisecond), a.store.Dialect())
+	a.log.Info("listening", "addr", base, "environment", a.env, "database", string(a.store.Dialect()))
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdown)
+	defer cancel()
+	srv.Drain()
+	httpErr := httpServer.Shutdown(stopCtx)
+	queueErr := queue.Stop(stopCtx)
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return errors.Join(httpErr, queueErr)
+}
+
+// firstKey creates and prints a sandbox key when the database has none, so
+// a fresh start is ready to try (decisions 10).
+func firstKey(ctx context.Context, a *app, base string, stdout io.Writer) error {
+	existing, err := a.store.ListKeys(ctx)
+	if err != nil || len(existing) > 0 {
+		return err
+	}
+	k, err := a.merchants.Create(ctx, merchant.NewKey{Name: "default", DirectCardData: true})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, `
+A sandbox key was created. The secret is shown this once: keep it out of
+browsers, shell history and tickets.
+
+  access key  %s
+  secret      %s
+
+Try it in another terminal:
+
+  export PAYGATE_URL=%s
+  export PAYGATE_ACCESS_KEY=%s
+  export PAYGATE_SECRET=%s
+  go run ./cmd/paygate call POST /api/v1/payment-sessions \
+    -d '{"order_id":"order-1","amount_minor":1999,"currency":"USD","description":"Tea"}'
+
+`, k.Key.AccessKey, k.Secret, base, k.Key.AccessKey, k.Secret)
+	return nil
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxies: %q is not a CIDR", part)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func envInt(getenv func(string) string, name string, def int) int {
+	var n int
+	if _, err := fmt.Sscanf(getenv(name), "%d", &n); err != nil {
+		return def
+	}
+	return n
+}

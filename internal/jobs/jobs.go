@@ -1,0 +1,132 @@
+// Package jobs wires River: one client type (*sql.Tx) for both databases,
+// the workers of every domain package, and the periodic housekeeping.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/paygate/paygate/internal/store"
+)
+
+// Options tune the client.
+type Options struct {
+	// Work: run jobs here (role all or worker); false makes an insert-only
+	// client (role api).
+	Work       bool
+	MaxWorkers int           // default 20
+	Poll       time.Duration // fetch poll interval, default 100 ms (neither driver listens for notifications)
+	Log        *slog.Logger
+	// Time stubs River's clock in tests; nil is the real clock.
+	Time rivertype.TimeGenerator
+	// OnFinished is told of every finished job (for metrics).
+	OnFinished func(kind, outcome string)
+}
+
+// Driver returns River's driver for the store's database.
+func Driver(s *store.Store) riverdriver.Driver[*sql.Tx] {
+	if s.Dialect() == store.SQLite {
+		return riversqlite.New(s.DB())
+	}
+	return riverdatabasesql.New(s.DB())
+}
+
+// NewClient builds the River client with the given workers and the
+// housekeeping jobs, and tells the store to enqueue through it.
+func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o Options) (*river.Client[*sql.Tx], error) {
+	river.AddWorker(workers, &PurgeWorker{Store: s, Now: now})
+	cfg := &river.Config{
+		Workers:           workers,
+		Logger:            o.Log,
+		FetchPollInterval: or(o.Poll, 100*time.Millisecond),
+		FetchCooldown:     20 * time.Millisecond,
+		JobTimeout:        2 * time.Minute,
+		Test:              river.TestConfig{Time: o.Time},
+	}
+	if o.Work {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: orInt(o.MaxWorkers, 20)}}
+		cfg.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return PurgeArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		}
+	}
+	c, err := river.NewClient(Driver(s), cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.UseQueue(c)
+	if o.Work && o.OnFinished != nil {
+		events, cancel := c.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled, river.EventKindJobSnoozed)
+		go func() {
+			defer cancel()
+			for e := range events {
+				o.OnFinished(e.Job.Kind, string(e.Kind))
+			}
+		}()
+	}
+	return c, nil
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// Retention of request records (decisions 1 and 2).
+const (
+	NonceRetention       = 15 * time.Minute // at least the 600 s of decisions 1
+	IdempotencyRetention = 24 * time.Hour
+)
+
+// PurgeArgs asks for expired nonces and idempotency records to be deleted.
+type PurgeArgs struct{}
+
+// Kind names the job.
+func (PurgeArgs) Kind() string { return "maintenance.purge" }
+
+// InsertOpts keeps one purge queued at a time.
+func (PurgeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: 5 * time.Minute}}
+}
+
+// PurgeStore deletes old request records.
+type PurgeStore interface {
+	PurgeNonces(ctx context.Context, cutoff time.Time) (int64, error)
+	PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error)
+}
+
+// PurgeWorker forgets nonces after NonceRetention and idempotency keys
+// after IdempotencyRetention.
+type PurgeWorker struct {
+	river.WorkerDefaults[PurgeArgs]
+	Store PurgeStore
+	Now   func() time.Time
+}
+
+// Work purges.
+func (w *PurgeWorker) Work(ctx context.Context, _ *river.Job[PurgeArgs]) error {
+	now := w.Now()
+	if _, err := w.Store.PurgeNonces(ctx, now.Add(-NonceRetention)); err != nil {
+		return err
+	}
+	_, err := w.Store.PurgeIdempotencyKeys(ctx, now.Add(-IdempotencyRetention))
+	return err
+}

@@ -1,0 +1,149 @@
+package merchant
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sealer encrypts secrets at rest (the vault).
+type Sealer interface {
+	Seal(plaintext, aad []byte) ([]byte, error)
+	Open(sealed, aad []byte) ([]byte, error)
+}
+
+// Store is what the merchant service needs from storage.
+type Store interface {
+	CreateKey(ctx context.Context, k Key) error
+	FindKeyByAccessKey(ctx context.Context, accessKey string) (Key, error)
+	ListKeys(ctx context.Context) ([]Key, error)
+	RevokeKey(ctx context.Context, accessKey string, at time.Time) error
+	ListChannels(ctx context.Context) ([]Channel, error)
+	FindChannelByAlias(ctx context.Context, alias string) (Channel, error)
+	ChannelsForKey(ctx context.Context, keyID string) ([]Channel, error)
+	AssignChannel(ctx context.Context, keyID, channelID string, at time.Time) error
+	UnassignChannel(ctx context.Context, keyID, channelID string) error
+}
+
+// Service issues and revokes keys and assigns channels.
+type Service struct {
+	Store       Store
+	Sealer      Sealer
+	Now         func() time.Time
+	NewID       func() string
+	Environment string
+}
+
+// NewKey describes a key to issue.
+type NewKey struct {
+	Name string
+	// DirectCardData grants the raw card data permission (decisions 10).
+	DirectCardData bool
+}
+
+// IssuedKey is a new key with its secret, shown once.
+type IssuedKey struct {
+	Key    Key
+	Secret string
+}
+
+// secretAAD binds a sealed secret to its access key, so a sealed blob
+// copied onto another key's row does not open.
+func secretAAD(accessKey string) []byte { return []byte("access_key_secret:" + accessKey) }
+
+// Create issues a key: a public access key and a secret of 32 random bytes
+// (decisions section 1). In the sandbox the key gets every sandbox channel.
+func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return IssuedKey{}, errors.New("a key needs a name")
+	}
+	prefix := "ak_live_"
+	if s.Environment == Sandbox {
+		prefix = "ak_sandbox_"
+	}
+	access := prefix + randomToken(18)
+	secret := "sk_" + randomToken(32)
+	sealed, err := s.Sealer.Seal([]byte(secret), secretAAD(access))
+	if err != nil {
+		return IssuedKey{}, fmt.Errorf("seal secret: %w", err)
+	}
+	k := Key{
+		ID: s.NewID(), AccessKey: access, Name: name, Environment: s.Environment,
+		SecretSealed: sealed, DirectCardData: in.DirectCardData, CreatedAt: s.Now().UTC(),
+	}
+	if err := s.Store.CreateKey(ctx, k); err != nil {
+		return IssuedKey{}, err
+	}
+	if s.Environment == Sandbox {
+		chans, err := s.Store.ListChannels(ctx)
+		if err != nil {
+			return IssuedKey{}, err
+		}
+		for _, c := range chans {
+			if c.AutoAssign {
+				if err := s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now()); err != nil {
+					return IssuedKey{}, err
+				}
+			}
+		}
+	}
+	return IssuedKey{Key: k, Secret: secret}, nil
+}
+
+// Secret opens a key's signing secret.
+func (s *Service) Secret(k Key) (string, error) {
+	b, err := s.Sealer.Open(k.SecretSealed, secretAAD(k.AccessKey))
+	if err != nil {
+		return "", fmt.Errorf("open secret of %s: %w", k.AccessKey, err)
+	}
+	return string(b), nil
+}
+
+// Revoke stops a key from signing; its resources stay.
+func (s *Service) Revoke(ctx context.Context, accessKey string) error {
+	return s.Store.RevokeKey(ctx, accessKey, s.Now().UTC())
+}
+
+// Assign gives a key a channel; channels are tried in assignment order.
+func (s *Service) Assign(ctx context.Context, accessKey, alias string) error {
+	k, c, err := s.keyAndChannel(ctx, accessKey, alias)
+	if err != nil {
+		return err
+	}
+	return s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now().UTC())
+}
+
+// Unassign takes a channel away from a key.
+func (s *Service) Unassign(ctx context.Context, accessKey, alias string) error {
+	k, c, err := s.keyAndChannel(ctx, accessKey, alias)
+	if err != nil {
+		return err
+	}
+	return s.Store.UnassignChannel(ctx, k.ID, c.ID)
+}
+
+func (s *Service) keyAndChannel(ctx context.Context, accessKey, alias string) (Key, Channel, error) {
+	k, err := s.Store.FindKeyByAccessKey(ctx, accessKey)
+	if err != nil {
+		return Key{}, Channel{}, fmt.Errorf("key %s: %w", accessKey, err)
+	}
+	c, err := s.Store.FindChannelByAlias(ctx, alias)
+	if err != nil {
+		return Key{}, Channel{}, fmt.Errorf("channel %s: %w", alias, err)
+	}
+	return k, c, nil
+}
+
+// randomToken returns n random bytes as unpadded URL-safe base64.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,107 @@
+package payment
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kinds of payment.
+const (
+	KindHosted = "hosted"
+	KindDirect = "direct"
+)
+
+// Operation modes (client API, DirectPayment).
+const (
+	ModeCharge    = "charge"
+	ModeAuthorize = "authorize"
+)
+
+// Payment is one payment, hosted or direct. Customer data beyond the names
+// is kept only sealed (CustomerSealed); card data is never kept here.
+type Payment struct {
+	ID                     string
+	SessionID              string // hosted sessions only
+	AccessKeyID            string
+	ChannelID              string
+	Kind                   string
+	Status                 Status
+	OrderID                string
+	AmountMinor            int64
+	Currency               string
+	Description            string
+	FirstName, LastName    string
+	CustomerSealed         []byte
+	CustomerReference      string
+	ReturnURL              string
+	Locale                 string
+	OperationMode          string
+	Method                 string
+	SavePaymentMethod      bool
+	Subscription           *SubscriptionTerms
+	Metadata               json.RawMessage
+	ExpiresAt              *time.Time
+	AuthorizationExpiresAt *time.Time
+	MaskedCard             string
+	Device                 json.RawMessage
+	PayerIP                string
+	DeclineCode            string
+	DeclineMessage         string
+	NextActionType         string
+	NextActionURL          string
+	BankReference          *BankReference
+	CapturedAmountMinor    int64
+	RefundedAmountMinor    int64
+	SavedCardID            string
+	MandateID              string
+	SubscriptionID         string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// BankReference is the issuing bank's own reference, when a provider reports one.
+type BankReference struct {
+	PaymentID string `json:"payment_id,omitempty"`
+	Name      string `json:"name,omitempty"`
+}
+
+// SubscriptionTerms are the recurring terms a payer agrees to (client API).
+type SubscriptionTerms struct {
+	IntervalUnit      string    `json:"interval_unit"`
+	IntervalCount     int       `json:"interval_count"`
+	FirstChargeAt     time.Time `json:"first_charge_at"`
+	DisclosureVersion string    `json:"disclosure_version"`
+	Consent           *bool     `json:"consent,omitempty"`
+}
+
+// Customer is the card-holder data a merchant may send. It is kept sealed:
+// names are also kept in clear because the Payment answer shows them.
+type Customer struct {
+	FirstName      string          `json:"first_name,omitempty"`
+	LastName       string          `json:"last_name,omitempty"`
+	Email          string          `json:"email,omitempty"`
+	Phone          string          `json:"phone,omitempty"`
+	BillingAddress *BillingAddress `json:"billing_address,omitempty"`
+}
+
+// BillingAddress is the payer's billing address.
+type BillingAddress struct {
+	Country    string  `json:"country,omitempty"`
+	PostalCode string  `json:"postal_code,omitempty"`
+	Region     string  `json:"region,omitempty"`
+	City       string  `json:"city,omitempty"`
+	Line1      string  `json:"line1,omitempty"`
+	Line2      *string `json:"line2,omitempty"`
+	Line3      *string `json:"line3,omitempty"`
+}
+
+// Observe returns the payment as seen at now: a session whose expires_at has
+// passed is expired even if the expiry job has not run yet, so an answer
+// never shows a session as payable after its deadline.
+func (p Payment) Observe(now time.Time) Payment {
+	if (p.Status == Created || p.Status == AwaitingPaymentData) && p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
+		p.Status = Expired
+		p.UpdatedAt = *p.ExpiresAt
+	}
+	return p
+}

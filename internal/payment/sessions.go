@@ -1,0 +1,154 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/country"
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// DefaultSessionLifetime is how long a hosted session stays payable when the
+// merchant sends no expires_in_seconds (decisions 4: 1800 s).
+const DefaultSessionLifetime = 1800 * time.Second
+
+// NewSession is a validated request to open a hosted session (client API
+// CreatePayment).
+type NewSession struct {
+	OrderID           string
+	AmountMinor       int64
+	Currency          string
+	Description       string
+	Customer          *Customer
+	CustomerReference string
+	ReturnURL         string
+	Locale            string
+	ExpiresIn         time.Duration // zero: DefaultSessionLifetime
+	SavePaymentMethod bool
+	Subscription      *SubscriptionTerms
+	Metadata          json.RawMessage
+}
+
+// Check applies the rules across fields that the schema cannot express
+// (decisions 3: they answer after the schema checks).
+func (n NewSession) Check() *fault.Error {
+	return checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer)
+}
+
+func checkCommon(currency string, save bool, customerRef string, c *Customer) *fault.Error {
+	if !money.Known(currency) {
+		return fault.OnField(fault.ValidationError, "currency", "must be an ISO 4217 currency code")
+	}
+	if save && customerRef == "" {
+		return fault.OnField(fault.CustomerReferenceRequired, "customer_reference",
+			"save_payment_method needs a customer_reference to bind the card to")
+	}
+	if c != nil && c.BillingAddress != nil && c.BillingAddress.Country != "" && !country.Known(c.BillingAddress.Country) {
+		return fault.OnField(fault.ValidationError, "customer.billing_address.country",
+			"must be an assigned ISO 3166-1 alpha-2 country code")
+	}
+	return nil
+}
+
+// SessionTx is what opening a session needs, inside the request's transaction.
+type SessionTx interface {
+	ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error)
+	CreatePayment(ctx context.Context, p *Payment) error
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Sealer encrypts data at rest (the vault).
+type Sealer interface {
+	Seal(plaintext, aad []byte) ([]byte, error)
+	Open(sealed, aad []byte) ([]byte, error)
+}
+
+// Service runs payment operations.
+type Service struct {
+	Sealer Sealer
+	Now    func() time.Time
+	NewID  func() string
+}
+
+// customerAAD binds sealed customer data to its payment.
+func customerAAD(paymentID string) []byte { return []byte("payment_customer:" + paymentID) }
+
+// CreateSession opens a hosted session on the first of the key's channels
+// (in assignment order) that takes the currency; 422 channel_not_available
+// when none does. The expiry job is queued in the same transaction.
+func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.Key, in NewSession) (*Payment, error) {
+	if f := in.Check(); f != nil {
+		return nil, f
+	}
+	channels, err := tx.ChannelsForKey(ctx, key.ID)
+	if err != nil {
+		return nil, err
+	}
+	var ch *merchant.Channel
+	for i := range channels {
+		if channels[i].ServesCurrency(in.Currency) {
+			ch = &channels[i]
+			break
+		}
+	}
+	if ch == nil {
+		return nil, fault.OnField(fault.ChannelNotAvailable, "currency",
+			"no payment channel of this key accepts this currency")
+	}
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	lifetime := in.ExpiresIn
+	if lifetime == 0 {
+		lifetime = DefaultSessionLifetime
+	}
+	expires := now.Add(lifetime)
+	p := &Payment{
+		ID: s.NewID(), SessionID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID,
+		Kind: KindHosted, Status: Created, OrderID: in.OrderID, AmountMinor: in.AmountMinor,
+		Currency: in.Currency, Description: in.Description, CustomerReference: in.CustomerReference,
+		ReturnURL: in.ReturnURL, Locale: in.Locale, OperationMode: ModeCharge,
+		SavePaymentMethod: in.SavePaymentMethod, Subscription: in.Subscription, Metadata: in.Metadata,
+		ExpiresAt: &expires, CreatedAt: now, UpdatedAt: now,
+	}
+	if p.Locale == "" {
+		p.Locale = "ru" // client API: default ru
+	}
+	if in.Customer != nil {
+		p.FirstName, p.LastName = in.Customer.FirstName, in.Customer.LastName
+		raw, err := json.Marshal(in.Customer)
+		if err != nil {
+			return nil, err
+		}
+		if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
+			return nil, fmt.Errorf("seal customer: %w", err)
+		}
+	}
+	if err := tx.CreatePayment(ctx, p); err != nil {
+		return nil, err
+	}
+	if err := tx.Enqueue(ctx, ExpireSessionArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: expires}); err != nil {
+		return nil, fmt.Errorf("queue session expiry: %w", err)
+	}
+	return p, nil
+}
+
+// Customer opens the sealed customer data of a payment (nil when none).
+func (s *Service) Customer(p *Payment) (*Customer, error) {
+	if len(p.CustomerSealed) == 0 {
+		return nil, nil
+	}
+	raw, err := s.Sealer.Open(p.CustomerSealed, customerAAD(p.ID))
+	if err != nil {
+		return nil, err
+	}
+	var c Customer
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

@@ -1,0 +1,65 @@
+// Package payment is the payment domain: the Payment record, its life cycle
+// (decisions section 4) in one transition table, hosted sessions and their
+// jobs.
+package payment
+
+// Status is a payment status of the client API.
+type Status string
+
+// The payment statuses of the client API.
+const (
+	Created             Status = "created"
+	AwaitingPaymentData Status = "awaiting_payment_data"
+	Processing          Status = "processing"
+	RequiresAction      Status = "requires_action"
+	Authorized          Status = "authorized"
+	Succeeded           Status = "succeeded"
+	Declined            Status = "declined"
+	Failed              Status = "failed"
+	Canceled            Status = "canceled"
+	Expired             Status = "expired"
+	ManualReview        Status = "manual_review"
+	PartiallyRefunded   Status = "partially_refunded"
+	Refunded            Status = "refunded"
+)
+
+// Final reports whether no further change is expected (decisions 4: final
+// is true for succeeded, declined, failed, canceled, expired,
+// partially_refunded, refunded). A succeeded or partially refunded payment
+// can still be refunded; "final" tells the merchant the outcome is known.
+func (s Status) Final() bool {
+	switch s {
+	case Succeeded, Declined, Failed, Canceled, Expired, PartiallyRefunded, Refunded:
+		return true
+	}
+	return false
+}
+
+// transitions is the whole life cycle of decisions section 4: from a status,
+// the statuses it may move to. Anything else is refused.
+var transitions = map[Status][]Status{
+	Created:             {AwaitingPaymentData, Processing, Canceled, Expired},
+	AwaitingPaymentData: {Processing, Canceled, Expired},
+	Processing:          {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview},
+	RequiresAction:      {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired},
+	ManualReview:        {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed},
+	Authorized:          {Succeeded, Canceled, Expired, ManualReview},
+	Succeeded:           {PartiallyRefunded, Refunded},
+	PartiallyRefunded:   {PartiallyRefunded, Refunded},
+}
+
+// CanMove reports whether the life cycle allows from → to.
+func CanMove(from, to Status) bool {
+	for _, s := range transitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Statuses lists every status, in the client API's order.
+var Statuses = []Status{
+	Created, AwaitingPaymentData, Processing, RequiresAction, Authorized, Succeeded,
+	Declined, Failed, Canceled, Expired, ManualReview, PartiallyRefunded, Refunded,
+}

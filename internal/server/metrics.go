@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are Paygate's Prometheus metrics, on a registry of their own (no
+// globals: several servers can run in one test binary).
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	// Jobs counts finished River jobs by kind and outcome; cmd feeds it from
+	// River's event subscription.
+	Jobs *prometheus.CounterVec
+}
+
+// NewMetrics registers the metrics. db, when given, is polled at scrape
+// time for the number of River jobs in each state.
+func NewMetrics(db *sql.DB) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_http_requests_total", Help: "HTTP requests by route pattern and status.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "paygate_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route"}),
+		Jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_jobs_total", Help: "Finished background jobs by kind and outcome.",
+		}, []string{"kind", "outcome"}),
+	}
+	m.Registry.MustRegister(m.requests, m.latency, m.Jobs,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if db != nil {
+		m.Registry.MustRegister(&jobStates{db: db, desc: prometheus.NewDesc("paygate_jobs",
+			"River jobs by state, read from the database at scrape time.", []string{"state"}, nil)})
+	}
+	return m
+}
+
+func (m *Metrics) observeRequest(route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+// jobStates counts River jobs by state when scraped.
+type jobStates struct {
+	db   *sql.DB
+	desc *prometheus.Desc
+}
+
+func (j *jobStates) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
+
+func (j *jobStates) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := j.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(j.desc, err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			state string
+			n     float64
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			ch <- prometheus.NewInvalidMetric(j.desc, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, n, state)
+	}
+}

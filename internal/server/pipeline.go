@@ -1,0 +1,220 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// maxBody is the largest request body accepted (decisions 3: 64 KiB).
+const maxBody = 64 << 10
+
+// call is one authenticated request on its way through a handler.
+type call struct {
+	r     *http.Request
+	key   merchant.Key
+	nonce string
+	body  []byte
+}
+
+// answer is what a handler returns: a status and a value to encode.
+type answer struct {
+	status int
+	body   any
+}
+
+// front reads the body (413 past maxBody) and authenticates the request.
+func (s *Server) front(w http.ResponseWriter, r *http.Request) (*call, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			w.Header().Set("Connection", "close")
+			s.fail(w, r, fault.Newf(fault.PayloadTooLarge, "the request body must be at most %d bytes", maxBody))
+		} else {
+			s.fail(w, r, fault.New(fault.InvalidJSON, "the request body could not be read"))
+		}
+		return nil, false
+	}
+	key, nonce, f := s.authenticate(r.Context(), r, body)
+	if f != nil {
+		s.fail(w, r, f)
+		return nil, false
+	}
+	return &call{r: r, key: key, nonce: nonce, body: body}, true
+}
+
+// read serves an authenticated request that changes nothing.
+func (s *Server) read(fn func(ctx context.Context, c *call) (answer, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.front(w, r)
+		if !ok {
+			return
+		}
+		if err := s.admit(r.Context(), s.store, c.key, c.nonce); err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		a, err := fn(r.Context(), c)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		writeJSON(w, a.status, mustJSON(a.body))
+	})
+}
+
+// writeSpec describes a mutating endpoint's body.
+type writeSpec struct {
+	schema   string // schema of the body in the OpenAPI document
+	optional bool   // the body may be absent (empty)
+}
+
+// write serves a mutating request with the checks of decisions 3 in their
+// order and the idempotency of decisions 2. T is the body's wire type.
+//
+// One transaction carries the nonce, the idempotency claim, the change, the
+// jobs it queues and the stored answer, so an answered 2xx is durable and a
+// crash at any point leaves either all of it or none.
+func write[T any](s *Server, spec writeSpec, fn func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.front(w, r)
+		if !ok {
+			return
+		}
+		in := new(T)
+		idemKey, f := s.checkWrite(r, c, spec, in)
+		if f != nil {
+			// Rejected before changing anything: spend the nonce, store no answer.
+			if err := s.admit(r.Context(), s.store, c.key, c.nonce); err != nil {
+				s.failErr(w, r, err)
+				return
+			}
+			s.fail(w, r, f)
+			return
+		}
+		status, body, replayed, err := s.execute(r.Context(), c, idemKey, func(ctx context.Context, tx *store.Tx) (answer, error) {
+			return fn(ctx, tx, c, in)
+		})
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+// checkWrite runs the checks that need no database: content type,
+// Idempotency-Key, JSON, schema (decisions 3 order).
+func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (string, *fault.Error) {
+	if len(c.body) > 0 || r.Header.Get("Content-Type") != "" {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			return "", fault.OnField(fault.UnsupportedMediaType, "Content-Type", "the request body must be application/json")
+		}
+	}
+	idemKey := r.Header.Get("Idempotency-Key")
+	if idemKey == "" {
+		return "", fault.OnField(fault.IdempotencyKeyRequired, "Idempotency-Key", "every POST needs an Idempotency-Key header")
+	}
+	if n := len(idemKey); n < 8 || n > 200 {
+		return "", fault.OnField(fault.InvalidIdempotencyKey, "Idempotency-Key", "must be 8 to 200 characters")
+	}
+	if spec.optional && len(bytes.TrimSpace(c.body)) == 0 {
+		return idemKey, nil
+	}
+	if f := s.validator.Decode(spec.schema, c.body, in); f != nil {
+		return "", f
+	}
+	return idemKey, nil
+}
+
+// fingerprint identifies a request for idempotency: method, target, body.
+func fingerprint(r *http.Request, body []byte) string {
+	b := sha256.Sum256(body)
+	f := sha256.Sum256([]byte(r.Method + "\n" + r.RequestURI + "\n" + hex.EncodeToString(b[:])))
+	return hex.EncodeToString(f[:])
+}
+
+// execute runs fn once per (key, Idempotency-Key): it answers a finished
+// request's stored answer again, 409 while one is executing, 422 for the
+// same key with another request.
+func (s *Server) execute(ctx context.Context, c *call, idemKey string, fn func(context.Context, *store.Tx) (answer, error)) (status int, body []byte, replayed bool, err error) {
+	tx, err := s.store.Begin(ctx)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer tx.Rollback()
+	if err := s.admit(ctx, tx, c.key, c.nonce); err != nil {
+		return 0, nil, false, err
+	}
+	fp := fingerprint(c.r, c.body)
+	// From here on the nonce is spent whatever the answer: commit it.
+	answerWith := func(f *fault.Error) (int, []byte, bool, error) {
+		if err := tx.Commit(); err != nil {
+			return 0, nil, false, err
+		}
+		st, b := errorBody(f, requestID(ctx))
+		return st, b, false, nil
+	}
+	claimed, err := tx.LockIdempotencyKey(ctx, c.key.ID, idemKey)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if !claimed {
+		return answerWith(fault.OnField(fault.IdempotencyRequestInProgress, "Idempotency-Key",
+			"a request with this Idempotency-Key is still executing; retry later"))
+	}
+	prior, err := tx.FindIdempotentResponse(ctx, c.key.ID, idemKey)
+	switch {
+	case err == nil && prior.Fingerprint != fp:
+		return answerWith(fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
+			"this Idempotency-Key was used with another request"))
+	case err == nil:
+		if err := tx.Commit(); err != nil {
+			return 0, nil, false, err
+		}
+		return prior.StatusCode, prior.Body, true, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return 0, nil, false, err
+	}
+
+	if err := tx.Savepoint(ctx, "request"); err != nil {
+		return 0, nil, false, err
+	}
+	a, err := fn(ctx, tx)
+	if err != nil {
+		f, ok := fault.As(err)
+		if !ok || statusOf(f.Code) >= 500 {
+			return 0, nil, false, err // not stored: a retry runs again
+		}
+		// A refusal after the point of no return is stored like a success
+		// (decisions 2), without whatever the handler wrote.
+		if err := tx.RollbackTo(ctx, "request"); err != nil {
+			return 0, nil, false, err
+		}
+		status, body = errorBody(f, requestID(ctx))
+	} else {
+		status, body = a.status, mustJSON(a.body)
+	}
+	stored := store.StoredResponse{Fingerprint: fp, StatusCode: status, Body: body, CreatedAt: s.now()}
+	if err := tx.SaveIdempotentResponse(ctx, c.key.ID, idemKey, stored); err != nil {
+		return 0, nil, false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, nil, false, err
+	}
+	return status, body, false, nil
+}

@@ -1,0 +1,21 @@
+package server
+
+import "net/http"
+
+// routes maps the entire HTTP surface. Every /api/v1 route is in the
+// OpenAPI document (routes_test.go checks it). Endpoints of later issues are
+// not registered until they work: an unknown path answers 404.
+func (s *Server) routes(mux *http.ServeMux) {
+	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, s.route(pattern, h)) }
+
+	handle("GET /api/v1/health", s.health())
+	handle("GET /api/v1/openapi.json", s.openapiDocument())
+
+	handle("POST /api/v1/payment-sessions", s.createSession())
+	handle("GET /api/v1/payment-sessions/{id}", s.getSession())
+	handle("GET /api/v1/payment-channels", s.listChannels())
+
+	if s.metrics != nil {
+		handle("GET /metrics", s.metrics.Handler())
+	}
+}

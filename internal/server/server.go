@@ -1,0 +1,205 @@
+// Package server is Paygate's HTTP face: routes.go lists the whole surface;
+// this file holds the middleware every request passes (request id, panic
+// recovery, metrics, the access log, unknown paths and methods).
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// Config is what the HTTP layer needs to know of the deployment.
+type Config struct {
+	Environment string // merchant.Sandbox or merchant.Production
+	Version     string // the service version reported by /health
+	PublicURL   string // base of links given to payers, e.g. http://127.0.0.1:8080
+	// RateLimit is the most requests one access key may make per second,
+	// counted across every API process; 0 turns the limit off.
+	RateLimit      int
+	TrustedProxies []netip.Prefix
+}
+
+// Server serves the client API.
+type Server struct {
+	cfg       Config
+	store     *store.Store
+	merchants *merchant.Service
+	payments  *payment.Service
+	validator *openapi.Validator
+	log       *slog.Logger
+	now       func() time.Time
+	metrics   *Metrics
+	draining  atomic.Bool
+	handler   http.Handler
+}
+
+// Deps are the services a Server calls.
+type Deps struct {
+	Store     *store.Store
+	Merchants *merchant.Service
+	Payments  *payment.Service
+	Log       *slog.Logger
+	Now       func() time.Time
+	Metrics   *Metrics
+}
+
+// New builds the server and its routes.
+func New(cfg Config, d Deps) (*Server, error) {
+	v, err := openapi.NewValidator()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, validator: v,
+		log: d.Log, now: d.Now, metrics: d.Metrics}
+	mux := http.NewServeMux()
+	s.routes(mux)
+	s.handler = s.outer(mux)
+	return s, nil
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Drain makes new requests answer 503 unavailable while in-flight ones finish.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+// requestID returns the id given to the request by outer.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// outer gives every request an id (also sent as X-Request-Id), answers
+// unknown paths and methods with the envelope, recovers panics as 500
+// internal_error and refuses work while draining.
+func (s *Server) outer(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := uuid.NewString()
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "request_id", id, "path", r.URL.Path, "panic", v)
+				s.fail(w, r, fault.New(fault.Internal, "an internal error occurred; retry later"))
+			}
+		}()
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+			s.fail(w, r, fault.New(fault.Unavailable, "the server is shutting down; retry on another connection"))
+			return
+		}
+		if h, pattern := mux.Handler(r); pattern == "" {
+			s.unmatched(w, r, h)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// unmatched answers a request no route takes: 405 when the path exists with
+// other methods (the Allow header says which), else 404, both as envelopes.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, muxAnswer http.Handler) {
+	start := s.now()
+	probe := &statusProbe{header: http.Header{}}
+	muxAnswer.ServeHTTP(probe, r)
+	f := fault.New(fault.NotFound, "no such endpoint")
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		f = fault.New(fault.MethodNotAllowed, "this method is not allowed on this path")
+	}
+	s.fail(w, r, f)
+	s.observe(r, "unmatched", statusOf(f.Code), start)
+}
+
+// statusProbe records what the mux's own 404/405 handler would answer.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(status int)      { p.status = status }
+
+// fail answers with the error envelope.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, f *fault.Error) {
+	status, body := errorBody(f, requestID(r.Context()))
+	if f.Code == fault.RateLimited {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, body)
+}
+
+// failErr answers an error of any kind: a *fault.Error as itself, a
+// database that cannot be reached as 503, anything else as 500 with the
+// cause only in the log (decisions 3).
+func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
+	if f, ok := fault.As(err); ok {
+		s.fail(w, r, f)
+		return
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away; nobody reads an answer
+	}
+	if store.Unreachable(err) {
+		s.log.Warn("database unavailable", "request_id", requestID(r.Context()), "error", err)
+		s.fail(w, r, fault.New(fault.Unavailable, "the service is temporarily unavailable; retry later"))
+		return
+	}
+	s.log.Error("request failed", "request_id", requestID(r.Context()), "path", r.URL.Path, "error", err)
+	s.fail(w, r, fault.New(fault.Internal, "an internal error occurred; retry later"))
+}
+
+// route wraps a handler with the access log and metrics under its pattern.
+func (s *Server) route(pattern string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.now()
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		s.observe(r, pattern, rec.status, start)
+	})
+}
+
+func (s *Server) observe(r *http.Request, pattern string, status int, start time.Time) {
+	elapsed := s.now().Sub(start)
+	if s.metrics != nil {
+		s.metrics.observeRequest(pattern, status, elapsed)
+	}
+	s.log.Info("request", "request_id", requestID(r.Context()), "method", r.Method, "route", pattern,
+		"status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
+		"access_key", r.Header.Get("X-Access-Key"))
+}
+
+// recorder remembers the status a handler answered with.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

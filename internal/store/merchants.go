@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/internal/merchant"
+)
+
+// CreateKey stores a new access key.
+func (q Queries) CreateKey(ctx context.Context, k merchant.Key) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO access_keys
+		(id, access_key, name, environment, secret_sealed, direct_card_data, created_at, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		k.ID, k.AccessKey, k.Name, k.Environment, k.SecretSealed, k.DirectCardData,
+		micros(k.CreatedAt), nullMicros(k.RevokedAt))
+	return err
+}
+
+const keyColumns = `id, access_key, name, environment, secret_sealed, direct_card_data, created_at, revoked_at`
+
+func scanKey(row interface{ Scan(...any) error }) (merchant.Key, error) {
+	var (
+		k       merchant.Key
+		created int64
+		revoked sql.NullInt64
+	)
+	err := row.Scan(&k.ID, &k.AccessKey, &k.Name, &k.Environment, &k.SecretSealed, &k.DirectCardData, &created, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return k, ErrNotFound
+	}
+	k.CreatedAt, k.RevokedAt = fromMicros(created), timePtr(revoked)
+	return k, err
+}
+
+// FindKeyByAccessKey finds a key by its public id, revoked or not.
+func (q Queries) FindKeyByAccessKey(ctx context.Context, accessKey string) (merchant.Key, error) {
+	return scanKey(q.q.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM access_keys WHERE access_key = $1`, accessKey))
+}
+
+// ListKeys lists every key, oldest first.
+func (q Queries) ListKeys(ctx context.Context) ([]merchant.Key, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+keyColumns+` FROM access_keys ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []merchant.Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// RevokeKey revokes a key; revoking twice keeps the first time.
+func (q Queries) RevokeKey(ctx context.Context, accessKey string, at time.Time) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE access_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE access_key = $1`,
+		accessKey, micros(at))
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// EnsureChannel creates the channel if no channel has its alias, and returns
+// the stored one.
+func (q Queries) EnsureChannel(ctx context.Context, c merchant.Channel) (merchant.Channel, error) {
+	methods, _ := json.Marshal(c.PaymentMethods)
+	currencies, _ := json.Marshal(c.Currencies)
+	_, err := q.q.ExecContext(ctx, `INSERT INTO channels
+		(id, alias, provider, profile, payment_methods, currencies, checkout_mode, auto_assign, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (alias) DO NOTHING`,
+		c.ID, c.Alias, c.Provider, c.Profile, string(methods), string(currencies), c.CheckoutMode, c.AutoAssign,
+		micros(c.CreatedAt))
+	if err != nil {
+		return merchant.Channel{}, err
+	}
+	return q.FindChannelByAlias(ctx, c.Alias)
+}
+
+const channelColumns = `c.id, c.alias, c.provider, c.profile, c.payment_methods, c.currencies, c.checkout_mode, c.auto_assign, c.created_at`
+
+func scanChannel(row interface{ Scan(...any) error }) (merchant.Channel, error) {
+	var (
+		c                   merchant.Channel
+		methods, currencies string
+		created             int64
+	)
+	err := row.Scan(&c.ID, &c.Alias, &c.Provider, &c.Profile, &methods, &currencies, &c.CheckoutMode, &c.AutoAssign, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	if err != nil {
+		return c, err
+	}
+	c.CreatedAt = fromMicros(created)
+	if err := json.Unmarshal([]byte(methods), &c.PaymentMethods); err != nil {
+		return c, err
+	}
+	return c, json.Unmarshal([]byte(currencies), &c.Currencies)
+}
+
+func (q Queries) channels(ctx context.Context, query string, args ...any) ([]merchant.Channel, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []merchant.Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ListChannels lists every channel by alias.
+func (q Queries) ListChannels(ctx context.Context) ([]merchant.Channel, error) {
+	return q.channels(ctx, `SELECT `+channelColumns+` FROM channels c ORDER BY c.alias`)
+}
+
+// FindChannelByAlias finds a channel by its alias.
+func (q Queries) FindChannelByAlias(ctx context.Context, alias string) (merchant.Channel, error) {
+	return scanChannel(q.q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels c WHERE c.alias = $1`, alias))
+}
+
+// FindChannelByID finds a channel by id.
+func (q Queries) FindChannelByID(ctx context.Context, id string) (merchant.Channel, error) {
+	return scanChannel(q.q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels c WHERE c.id = $1`, id))
+}
+
+// ChannelsForKey lists a key's channels in assignment order, the order in
+// which payments are routed.
+func (q Queries) ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error) {
+	return q.channels(ctx, `SELECT `+channelColumns+` FROM channels c
+		JOIN key_channels kc ON kc.channel_id = c.id
+		WHERE kc.access_key_id = $1 ORDER BY kc.assigned_at, c.alias`, keyID)
+}
+
+// AssignChannel gives a key a channel; assigning again changes nothing.
+func (q Queries) AssignChannel(ctx context.Context, keyID, channelID string, at time.Time) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels (access_key_id, channel_id, assigned_at)
+		VALUES ($1, $2, $3) ON CONFLICT (access_key_id, channel_id) DO NOTHING`, keyID, channelID, micros(at))
+	return err
+}
+
+// UnassignChannel takes a channel from a key.
+func (q Queries) UnassignChannel(ctx context.Context, keyID, channelID string) error {
+	res, err := q.q.ExecContext(ctx, `DELETE FROM key_channels WHERE access_key_id = $1 AND channel_id = $2`, keyID, channelID)
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+func oneRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+// Package store keeps Paygate's state in PostgreSQL or SQLite. One SQL text
+// serves both (dependencies.md: modernc's SQLite takes $N placeholders,
+// ON CONFLICT and RETURNING); where they differ, the Dialect decides. Times
+// are stored as Unix microseconds (UTC).
+//
+// SQLite runs on one connection (River's advice): never use the Store while
+// holding a Tx in the same goroutine, pass the Tx.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/riverqueue/river"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Dialect is the database behind a Store.
+type Dialect string
+
+// The two dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// ErrNotFound is returned by Find methods when no row matches.
+var ErrNotFound = errors.New("store: not found")
+
+// Config says which database to open.
+type Config struct {
+	// DatabaseURL is a postgres:// URL; empty means SQLite at SQLitePath.
+	DatabaseURL string
+	SQLitePath  string
+	// MaxConns bounds the PostgreSQL pool (default 20). SQLite uses one.
+	MaxConns int
+	// SQLiteSynchronous is SQLite's synchronous pragma: FULL (default, an
+	// answered 2xx survives power loss too) or NORMAL.
+	SQLiteSynchronous string
+}
+
+// Store is the database. Its Queries run outside any transaction.
+type Store struct {
+	Queries
+	db      *sql.DB
+	dialect Dialect
+	queue   *river.Client[*sql.Tx]
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Queries are the store's statements, bound to the database or to a Tx.
+type Queries struct {
+	q       querier
+	dialect Dialect
+}
+
+// Open opens (and for SQLite creates) the database. It does not migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	var (
+		db      *sql.DB
+		err     error
+		dialect Dialect
+	)
+	if cfg.DatabaseURL != "" {
+		if !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
+			return nil, errors.New("database URL must start with postgres://")
+		}
+		dialect = Postgres
+		db, err = sql.Open("pgx", cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		n := cfg.MaxConns
+		if n <= 0 {
+			n = 20
+		}
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+	} else {
+		dialect = SQLite
+		if cfg.SQLitePath == "" {
+			return nil, errors.New("no database: give a postgres:// URL or a SQLite path")
+		}
+		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o700); err != nil {
+			return nil, err
+		}
+		db, err = sql.Open("sqlite", sqliteDSN(cfg.SQLitePath, cfg.SQLiteSynchronous))
+		if err != nil {
+			return nil, err
+		}
+		// One connection: SQLite writes one at a time, and River's SQLite
+		// driver asks for it (dependencies.md).
+		db.SetMaxOpenConns(1)
+		db.SetConnMaxIdleTime(0)
+		db.SetConnMaxLifetime(0)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
+	return &Store{Queries: Queries{q: db, dialect: dialect}, db: db, dialect: dialect}, nil
+}
+
+func sqliteDSN(path, synchronous string) string {
+	if synchronous == "" {
+		synchronous = "FULL"
+	}
+	v := url.Values{}
+	v.Add("_pragma", "journal_mode(WAL)")
+	v.Add("_pragma", "synchronous("+synchronous+")")
+	v.Add("_pragma", "busy_timeout(10000)")
+	v.Add("_pragma", "foreign_keys(1)")
+	v.Set("_txlock", "immediate")
+	return "file:" + path + "?" + v.Encode()
+}
+
+// DB is the underlying pool, for River's driver.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect tells which database this is.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// UseQueue sets the River client that Tx.Enqueue inserts jobs with.
+func (s *Store) UseQueue(c *river.Client[*sql.Tx]) { s.queue = c }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Tx is a transaction. Its Queries run inside it; jobs enqueued through it
+// commit or vanish with it (River's transactional enqueue).
+type Tx struct {
+	Queries
+	tx    *sql.Tx
+	store *Store
+}
+
+// Begin starts a transaction.
+func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{Queries: Queries{q: tx, dialect: s.dialect}, tx: tx, store: s}, nil
+}
+
+// InTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Commit commits the transaction.
+func (t *Tx) Commit() error { return t.tx.Commit() }
+
+// Rollback abandons the transaction; after Commit it is a no-op.
+func (t *Tx) Rollback() error {
+	err := t.tx.Rollback()
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+// Savepoint marks a point RollbackTo can return to.
+func (t *Tx) Savepoint(ctx context.Context, name string) error {
+	_, err := t.tx.ExecContext(ctx, "SAVEPOINT "+name)
+	return err
+}
+
+// RollbackTo undoes everything since the savepoint, jobs included.
+func (t *Tx) RollbackTo(ctx context.Context, name string) error {
+	_, err := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
+	return err
+}
+
+// SQL is the raw transaction, for River.
+func (t *Tx) SQL() *sql.Tx { return t.tx }
+
+// Enqueue inserts a River job in this transaction.
+func (t *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	if t.store.queue == nil {
+		return errors.New("store: no job queue configured")
+	}
+	_, err := t.store.queue.InsertTx(ctx, t.tx, args, opts)
+	return err
+}
+
+// micros and fromMicros convert times to the stored form.
+func micros(t time.Time) int64 { return t.UTC().UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: micros(*t), Valid: true}
+}
+
+func timePtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// Unreachable reports whether err means the database could not be reached
+// or is busy, rather than that a statement failed: the request may succeed
+// if retried (decisions 3: 503 unavailable).
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.As(err, &netErr) || errors.As(err, &connErr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") ||
+		strings.Contains(msg, "connection refused")
+}
