@@ -6,7 +6,10 @@ import "net/http"
 // OpenAPI document (routes_test.go checks it). Endpoints of later issues are
 // not registered until they work: an unknown path answers 404.
 func (s *Server) routes(mux *http.ServeMux) {
-	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, s.route(pattern, h)) }
+	handle := func(pattern string, h http.Handler) {
+		s.patterns = append(s.patterns, pattern)
+		mux.Handle(pattern, s.route(pattern, h))
+	}
 
 	handle("GET /api/v1/health", s.health())
 	handle("GET /api/v1/openapi.json", s.openapiDocument())
@@ -19,3 +22,6 @@ func (s *Server) routes(mux *http.ServeMux) {
 		handle("GET /metrics", s.metrics.Handler())
 	}
 }
+
+// Routes lists the registered patterns ("METHOD /path"), in order.
+func (s *Server) Routes() []string { return append([]string(nil), s.patterns...) }

@@ -44,6 +44,7 @@ type Server struct {
 	metrics   *Metrics
 	draining  atomic.Bool
 	handler   http.Handler
+	patterns  []string
 }
 
 // Deps are the services a Server calls.

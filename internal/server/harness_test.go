@@ -1,0 +1,127 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/server"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/vault"
+)
+
+// clock is a settable clock shared by the server and its clients.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// NowUTC and NowUTCOrNil make the clock River's time generator too.
+func (c *clock) NowUTC() time.Time       { return c.Now().UTC() }
+func (c *clock) NowUTCOrNil() *time.Time { t := c.Now().UTC(); return &t }
+
+// env is a running server on one database with two sandbox keys.
+type env struct {
+	t         testing.TB
+	store     *store.Store
+	clock     *clock
+	url       string
+	merchants *merchant.Service
+	server    *server.Server
+	a, b      *client.Client // two keys of two merchants
+	aKey      merchant.Key
+	bKey      merchant.Key
+}
+
+type options struct {
+	environment string
+	rateLimit   int
+	work        bool // run River workers
+}
+
+func newEnv(t testing.TB, db storetest.Database, o options) *env {
+	t.Helper()
+	if o.environment == "" {
+		o.environment = merchant.Sandbox
+	}
+	s := storetest.Open(t, db)
+	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	kr := vault.New()
+	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
+	ctx := context.Background()
+	for _, c := range merchant.SandboxChannels() {
+		c.ID, c.CreatedAt = newID(), clk.Now()
+		_, err := s.EnsureChannel(ctx, c)
+		require.NoError(t, err)
+	}
+	merchants := &merchant.Service{Store: s, Sealer: kr, Now: clk.Now, NewID: newID, Environment: merchant.Sandbox}
+	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &payment.ExpireSessionWorker{Store: s, Now: clk.Now})
+	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
+	require.NoError(t, err)
+	if o.work {
+		require.NoError(t, q.Start(ctx))
+		t.Cleanup(func() {
+			stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = q.Stop(stop)
+		})
+	}
+
+	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
+		RateLimit: o.rateLimit}, server.Deps{Store: s, Merchants: merchants, Payments: payments, Log: log, Now: clk.Now,
+		Metrics: server.NewMetrics(s.DB())})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+
+	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv}
+	e.a, e.aKey = e.newClient("merchant-a")
+	e.b, e.bKey = e.newClient("merchant-b")
+	return e
+}
+
+// newClient issues a key and returns a client for it on the test clock.
+func (e *env) newClient(name string) (*client.Client, merchant.Key) {
+	k, err := e.merchants.Create(context.Background(), merchant.NewKey{Name: name, DirectCardData: true})
+	require.NoError(e.t, err)
+	c := client.New(e.url, k.Key.AccessKey, k.Secret)
+	c.Now = e.clock.Now
+	c.Retries = 0
+	return c, k.Key
+}
+
+// each runs fn as a subtest on every database.
+func each(t *testing.T, fn func(t *testing.T, db storetest.Database)) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) { fn(t, db) })
+	}
+}
