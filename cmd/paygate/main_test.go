@@ -60,7 +60,9 @@ type instance struct {
 	stop                   func() error
 }
 
-func getenvFrom(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+func getenvFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
 
 // start runs serve through run() on port 0 and waits until it listens.
 func start(t *testing.T, env map[string]string) *instance {

@@ -1,0 +1,349 @@
+// Package provider is the seam between Paygate and acquirers: one request
+// and one result type per operation, capabilities declared as data, and a
+// small error vocabulary that drives retries (style.md, after
+// formancehq/payments). An acquirer is one folder beside sandbox/; nothing
+// else changes to add one.
+//
+// Every request carries OperationID, Paygate's own id for the operation. An
+// adapter must send it as the acquirer's idempotency key, so that sending the
+// same operation twice (after a timeout, a crash, a retry) never charges
+// twice, and Status can find the outcome of an operation whose answer was lost.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Capability is something a provider profile can do (decisions 7).
+type Capability string
+
+// The capabilities.
+const (
+	Charge       Capability = "charge"
+	Authorize    Capability = "authorize"
+	Capture      Capability = "capture"
+	Cancel       Capability = "cancel"
+	Refund       Capability = "refund"
+	Lookup       Capability = "lookup" // card verification by a code the payer reads back
+	Debit        Capability = "debit"  // payouts
+	ThreeDS      Capability = "three_ds"
+	WalletToken  Capability = "wallet_token"  // wallet payloads in token mode
+	WalletDirect Capability = "wallet_direct" // wallet payloads in direct mode
+	Mobile       Capability = "mobile"
+	SavedCards   Capability = "saved_cards"
+	HostedPage   Capability = "hosted_page" // the provider's own checkout (provider_redirect channels)
+)
+
+// Capabilities is a set of capabilities.
+type Capabilities []Capability
+
+// Has reports whether c includes x.
+func (c Capabilities) Has(x Capability) bool { return slices.Contains(c, x) }
+
+// Status is an operation's outcome as the provider reports it.
+type Status string
+
+// Outcomes.
+const (
+	StatusPending        Status = "pending"         // accepted, outcome later: ask Status
+	StatusRequiresAction Status = "requires_action" // the payer must act: see NextAction
+	StatusAuthorized     Status = "authorized"      // funds held
+	StatusSucceeded      Status = "succeeded"       // money moved (charge, capture, payout, refund) or card verified
+	StatusDeclined       Status = "declined"        // refused by the issuer; DeclineCode says why
+	StatusFailed         Status = "failed"          // the provider could not do it
+	StatusCanceled       Status = "canceled"        // a hold released
+	StatusCodeSent       Status = "code_sent"       // verification: the payer has a code to read back
+)
+
+// NextAction is what the payer must do for a requires_action outcome.
+type NextAction struct {
+	Type string // "three_ds", "redirect" or "otp"
+	URL  string // for three_ds and redirect
+}
+
+// Card is raw card data. It lives only in memory on its way to the provider.
+type Card struct {
+	Number   string
+	ExpMonth int
+	ExpYear  int
+	CVV      string
+	Holder   string
+}
+
+// Wallet is a wallet payment (Apple Pay, Google Pay, Samsung Pay).
+type Wallet struct {
+	Type    string          // apple_pay, google_pay, samsung_pay
+	Mode    string          // token or direct
+	Payload json.RawMessage // the wallet's payload, passed on untouched
+}
+
+// Instrument is how the payer pays (or is paid): exactly one field is set.
+type Instrument struct {
+	Card       *Card
+	Wallet     *Wallet
+	Phone      string // mobile account, E.164
+	SavedToken string // the provider's token of a saved card
+}
+
+// Customer is card-holder data for the provider. Country is ISO 3166-1
+// numeric (client API: converted by the backend).
+type Customer struct {
+	FirstName, LastName, Email, Phone string
+	Country, PostalCode, Region, City string
+	Line1, Line2, Line3               string
+}
+
+// Browser is what the provider and issuer learn of the payer's browser (3DS).
+type Browser struct {
+	IP           string
+	AcceptHeader string
+	UserAgent    string
+	Snapshot     json.RawMessage // the DeviceSnapshot as sent, for the issuer
+}
+
+// PayRequest charges or authorizes (holds) an amount.
+type PayRequest struct {
+	OperationID string
+	Authorize   bool // hold only; capture later
+	AmountMinor int64
+	Currency    string
+	OrderID     string
+	Description string
+	Instrument  Instrument
+	Customer    *Customer
+	Browser     *Browser
+	Locale      string // ru, en, ua: the language of the provider's pages
+	ReturnURL   string // where the provider sends the payer after 3DS or a redirect
+	SaveCard    bool   // ask for a reusable card token
+	Profile     string // the channel's provider profile
+}
+
+// PayResult is the outcome of a payment operation (and of Status and Confirm).
+type PayResult struct {
+	Status                 Status
+	ProviderID             string // the provider's id of the payment
+	NextAction             *NextAction
+	DeclineCode            string // e.g. card_declined, insufficient_funds
+	DeclineMessage         string // payer-safe, written by the adapter (never the provider's own text)
+	CardToken              string // when SaveCard and the provider stored the card
+	CardScheme             string
+	CardExpMonth           int
+	CardExpYear            int
+	AuthorizationExpiresAt *time.Time
+	CapturedAmountMinor    int64
+	RefundedAmountMinor    int64
+	BankReference          *BankReference
+}
+
+// BankReference is the issuing bank's own reference for an operation.
+type BankReference struct {
+	PaymentID string
+	Name      string
+}
+
+// CaptureRequest captures all or part of a hold.
+type CaptureRequest struct {
+	OperationID string
+	ProviderID  string
+	AmountMinor int64 // ≤ the authorized amount; the rest is released
+	Profile     string
+}
+
+// CancelRequest releases a hold.
+type CancelRequest struct {
+	OperationID string
+	ProviderID  string
+	Profile     string
+}
+
+// RefundRequest returns all or part of a captured payment.
+type RefundRequest struct {
+	OperationID string
+	ProviderID  string
+	AmountMinor int64
+	Profile     string
+}
+
+// ConfirmRequest completes a requires_action step: a one-time code, or
+// (Code empty) a question for the outcome of a 3DS or redirect step.
+type ConfirmRequest struct {
+	OperationID string // the confirm operation's own id
+	ProviderID  string
+	Code        string
+	Profile     string
+}
+
+// StatusRequest asks for the outcome of an earlier operation by its
+// OperationID: the way an unknown outcome is resolved, never by resending.
+type StatusRequest struct {
+	OperationID string
+	Profile     string
+}
+
+// VerificationRequest starts a card verification (LookUp): a small sum is
+// held and the payer reads a code back.
+type VerificationRequest struct {
+	OperationID string
+	OrderID     string
+	Currency    string
+	Card        Card
+	Profile     string
+}
+
+// VerifyRequest submits the code the payer read.
+type VerifyRequest struct {
+	OperationID string
+	ProviderID  string
+	Code        string
+	Profile     string
+}
+
+// VerificationResult is a verification's state at the provider.
+type VerificationResult struct {
+	Status        Status // code_sent, succeeded (verified), declined/failed
+	ProviderID    string
+	Attempts      int // codes submitted so far
+	DeclineCode   string
+	BankReference *BankReference
+}
+
+// PayoutRequest sends money to a card or wallet.
+type PayoutRequest struct {
+	OperationID string
+	OrderID     string
+	AmountMinor int64
+	Currency    string
+	Account     string
+	Description string
+	Instrument  Instrument
+	Customer    *Customer
+	Browser     *Browser
+	ReturnURL   string
+	Profile     string
+}
+
+// PayoutResult is a payout's state at the provider.
+type PayoutResult struct {
+	Status        Status // pending, requires_action, succeeded, declined, failed
+	ProviderID    string
+	NextAction    *NextAction
+	DeclineCode   string
+	BankReference *BankReference
+}
+
+// BINInfo is what a provider knows of a BIN.
+type BINInfo struct {
+	BIN, Scheme, Type, Level, Issuer, Country, CountryCode, IssuerWebsite, IssuerPhone string
+}
+
+// HostedSessionRequest opens the provider's own checkout page for a payment
+// (channels in provider_redirect mode).
+type HostedSessionRequest struct {
+	OperationID string
+	AmountMinor int64
+	Currency    string
+	OrderID     string
+	Description string
+	Locale      string
+	ReturnURL   string // where the provider sends the payer back
+	Authorize   bool
+	Profile     string
+}
+
+// HostedSessionResult is where to send the payer.
+type HostedSessionResult struct {
+	ProviderID string
+	URL        string
+}
+
+// Provider is an acquirer adapter. Methods return a result for every answer
+// the provider gave (a decline is a result, not an error) and an *Error when
+// no outcome could be learned.
+type Provider interface {
+	// Name is the provider's name as channels refer to it.
+	Name() string
+	// Capabilities of a profile; an unknown profile is an error.
+	Capabilities(profile string) (Capabilities, error)
+
+	Pay(ctx context.Context, r PayRequest) (PayResult, error)
+	Capture(ctx context.Context, r CaptureRequest) (PayResult, error)
+	Cancel(ctx context.Context, r CancelRequest) (PayResult, error)
+	Refund(ctx context.Context, r RefundRequest) (PayResult, error)
+	Confirm(ctx context.Context, r ConfirmRequest) (PayResult, error)
+	Status(ctx context.Context, r StatusRequest) (PayResult, error)
+
+	CreateVerification(ctx context.Context, r VerificationRequest) (VerificationResult, error)
+	Verify(ctx context.Context, r VerifyRequest) (VerificationResult, error)
+	VerificationStatus(ctx context.Context, r StatusRequest) (VerificationResult, error)
+
+	CreatePayout(ctx context.Context, r PayoutRequest) (PayoutResult, error)
+	ConfirmPayout(ctx context.Context, r ConfirmRequest) (PayoutResult, error)
+	PayoutStatus(ctx context.Context, r StatusRequest) (PayoutResult, error)
+
+	BIN(ctx context.Context, bin string) (BINInfo, error)
+	HostedSession(ctx context.Context, r HostedSessionRequest) (HostedSessionResult, error)
+}
+
+// ErrorKind is the small vocabulary that decides what Paygate does next.
+type ErrorKind string
+
+// The kinds.
+const (
+	// Transient: the provider refused before doing anything (5xx before
+	// processing, connection refused): the same operation may be sent again.
+	Transient ErrorKind = "transient"
+	// OutcomeUnknown: the request may or may not have been carried out
+	// (timeout, connection cut): ask Status, never resend as new.
+	OutcomeUnknown ErrorKind = "outcome_unknown"
+	// Unreadable: an answer came but could not be understood: the payment
+	// goes to manual_review and Status is asked until it can be read.
+	Unreadable ErrorKind = "unreadable"
+	// Invalid: the provider rejected the request as malformed: a bug or a
+	// missing capability; retrying will not help.
+	Invalid ErrorKind = "invalid"
+	// RateLimited: slow down and retry after RetryAfter.
+	RateLimited ErrorKind = "rate_limited"
+	// NotFound: the provider knows no such operation (Status of an
+	// operation that never reached it; safe to send the operation).
+	NotFound ErrorKind = "not_found"
+	// Unsupported: the profile lacks the capability.
+	Unsupported ErrorKind = "unsupported"
+)
+
+// Error is a provider failure with its kind. Message never holds card data
+// or the provider's raw answer.
+type Error struct {
+	Kind       ErrorKind
+	Message    string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("provider %s: %s: %v", e.Kind, e.Message, e.Err)
+	}
+	return fmt.Sprintf("provider %s: %s", e.Kind, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of a provider error; any other error is
+// OutcomeUnknown, the safe assumption.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return OutcomeUnknown
+}
+
+// Errorf builds an *Error.
+func Errorf(kind ErrorKind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
