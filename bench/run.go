@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/paygate/paygate/internal/client"
+)
+
+type config struct {
+	scenario string
+	db       string
+	rate     int
+	duration time.Duration
+	workers  int
+}
+
+// paygate is a started binary.
+type paygate struct {
+	cmd                 *exec.Cmd
+	url, access, secret string
+	startup             time.Duration
+}
+
+// startPaygate builds the binary and starts it on a fresh database with the
+// rate limit off.
+func startPaygate(ctx context.Context, c config, dir string) (*paygate, func(), error) {
+	bin := filepath.Join(dir, "paygate")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/paygate")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, nil, fmt.Errorf("build (run from the repository root): %w", err)
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--rate-limit", "0", "--log-level", "warn"}
+	cleanup := func() {}
+	if c.db == "postgres" {
+		url, drop, err := freshPostgres(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--database-url", url)
+		cleanup = drop
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	out := &lineWaiter{re: regexp.MustCompile(`listening on (http://\S+) \(started in ([^,]+),`), found: make(chan []string, 1)}
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Start(); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); cleanup() }
+	select {
+	case m := <-out.found:
+		keys := regexp.MustCompile(`access key\s+(ak_\S+)\s+secret\s+(sk_\S+)`).FindStringSubmatch(out.String())
+		if keys == nil {
+			stop()
+			return nil, nil, errors.New("no sandbox key printed")
+		}
+		d, _ := time.ParseDuration(m[2])
+		return &paygate{cmd: cmd, url: m[1], access: keys[1], secret: keys[2], startup: d}, stop, nil
+	case <-time.After(60 * time.Second):
+		stop()
+		return nil, nil, fmt.Errorf("paygate did not start: %s", out.String())
+	}
+}
+
+func freshPostgres(ctx context.Context) (string, func(), error) {
+	base := os.Getenv("PAYGATE_BENCH_DATABASE_URL")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, err
+	}
+	name := "paygate_bench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	url := regexp.MustCompile(`/[^/?]*(\?|$)`).ReplaceAllString(base[len("postgres://"):], "/"+name+"$1")
+	return "postgres://" + url, func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		admin.Close()
+	}, nil
+}
+
+// lineWaiter collects output and reports the first match of re.
+type lineWaiter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	re    *regexp.Regexp
+	found chan []string
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.re != nil {
+		if m := w.re.FindStringSubmatch(w.buf.String()); m != nil {
+			w.found <- m
+			w.re = nil
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWaiter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.String() }
+
+// result is one run's figures.
+type result struct {
+	config
+	startup           time.Duration
+	requests          uint64
+	success           float64
+	throughput        float64
+	p50, p95, p99, mx time.Duration
+	cpuPerK           time.Duration
+	statuses          map[string]int
+}
+
+func (r result) print(w io.Writer) {
+	fmt.Fprintf(w, "scenario %s on %s: offered %d/s for %s\n", r.scenario, r.db, r.rate, r.duration)
+	fmt.Fprintf(w, "  start-up            %s\n", r.startup)
+	fmt.Fprintf(w, "  requests            %d (success %.2f%%, statuses %v)\n", r.requests, r.success*100, r.statuses)
+	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)
+	fmt.Fprintf(w, "  latency p50/p95/p99 %s / %s / %s (max %s)\n", r.p50.Round(10*time.Microsecond), r.p95.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.mx.Round(10*time.Microsecond))
+	fmt.Fprintf(w, "  server CPU          %s per 1000 requests\n", r.cpuPerK.Round(time.Millisecond))
+}
+
+func runScenario(ctx context.Context, c config) (result, error) {
+	dir, err := os.MkdirTemp("", "paygate-bench-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	pg, stop, err := startPaygate(ctx, c, dir)
+	if err != nil {
+		return result{}, err
+	}
+	defer stop()
+	cl := client.New(pg.url, pg.access, pg.secret)
+	targeter, err := scenarioTargeter(ctx, c.scenario, cl)
+	if err != nil {
+		return result{}, err
+	}
+	cpuBefore, err := processCPU(pg.cmd.Process.Pid)
+	if err != nil {
+		return result{}, err
+	}
+	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
+	var m vegeta.Metrics
+	for res := range attacker.Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
+		m.Add(res)
+	}
+	m.Close()
+	cpuAfter, err := processCPU(pg.cmd.Process.Pid)
+	if err != nil {
+		return result{}, err
+	}
+	r := result{config: c, startup: pg.startup, requests: m.Requests, success: m.Success, throughput: m.Throughput,
+		p50: m.Latencies.P50, p95: m.Latencies.P95, p99: m.Latencies.P99, mx: m.Latencies.Max, statuses: m.StatusCodes}
+	if m.Requests > 0 {
+		r.cpuPerK = (cpuAfter - cpuBefore) * 1000 / time.Duration(m.Requests)
+	}
+	return r, nil
+}
+
+// scenarioTargeter signs each request afresh (a new nonce, and for a POST a
+// new Idempotency-Key), as a merchant's backend would.
+func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vegeta.Targeter, error) {
+	sign := func(method, target string, body []byte) func(*vegeta.Target) error {
+		return func(t *vegeta.Target) error {
+			r, _ := http.NewRequest(method, cl.BaseURL+target, nil)
+			cl.Sign(r, body)
+			t.Method, t.URL, t.Body, t.Header = method, cl.BaseURL+target, body, r.Header
+			if method == http.MethodPost {
+				t.Header.Set("Content-Type", "application/json")
+				t.Header.Set("Idempotency-Key", uuid.NewString())
+			}
+			return nil
+		}
+	}
+	switch name {
+	case "sessions":
+		body := []byte(`{"order_id":"bench","amount_minor":1999,"currency":"USD","description":"Benchmark tea"}`)
+		return sign(http.MethodPost, "/api/v1/payment-sessions", body), nil
+	case "session-get":
+		var p struct {
+			SessionID string `json:"session_id"`
+		}
+		if err := cl.JSON(ctx, "POST", "/api/v1/payment-sessions", json.RawMessage(`{"order_id":"bench","amount_minor":5,"currency":"USD"}`), &p); err != nil {
+			return nil, err
+		}
+		return sign(http.MethodGet, "/api/v1/payment-sessions/"+p.SessionID, nil), nil
+	case "channels":
+		return sign(http.MethodGet, "/api/v1/payment-channels", nil), nil
+	}
+	return nil, fmt.Errorf("unknown scenario %q", name)
+}
+
+// processCPU is the user+system CPU time a process has used (Linux).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const clkTck = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / clkTck, nil
+}
