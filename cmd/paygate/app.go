@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/logging"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
@@ -56,6 +57,7 @@ type app struct {
 	keyring   *vault.Keyring
 	merchants *merchant.Service
 	payments  *payment.Service
+	bins      *cardinfo.Service
 	log       *slog.Logger
 	now       func() time.Time
 	env       string
@@ -91,6 +93,12 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
 		store: s, keyring: kr, log: log, now: now, env: f.environment,
 		merchants: &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: f.environment},
 		payments:  &payment.Service{Sealer: kr, Now: now, NewID: newID},
+		bins:      &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log},
+	}
+	// The default BIN version, on the first start only (docs/bins.md).
+	if err := s.InTx(ctx, func(tx *store.Tx) error { _, err := a.bins.Seed(ctx, tx); return err }); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if f.environment == merchant.Sandbox {
 		for _, c := range merchant.SandboxChannels() {

@@ -43,10 +43,15 @@ Usage:
   paygate channels   list [--key ACCESS_KEY] [--json]
   paygate channels   assign --key ACCESS_KEY --channel ALIAS
   paygate channels   unassign --key ACCESS_KEY --channel ALIAS
+  paygate bins       import FILE.csv [--activate] [--label LABEL] [--json]
+  paygate bins       versions [--json]
+  paygate bins       activate VERSION
   paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value']
+  paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
+                                             run the sandbox acquirer on its own
   paygate version
 
-Database flags (serve, migrate, keys, channels): --data-dir, --database-url,
+Database flags (serve, migrate, keys, channels, bins): --data-dir, --database-url,
 --environment, --master-key-file; run "paygate serve -h" for all of them.
 `
 
@@ -66,6 +71,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return keys(ctx, rest, getenv, stdout, stderr)
 	case "channels":
 		return channels(ctx, rest, getenv, stdout, stderr)
+	case "sandbox-acquirer":
+		return sandboxAcquirer(ctx, rest, getenv, stdout, stderr)
+	case "bins":
+		return bins(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return call(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version":

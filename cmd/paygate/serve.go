@@ -16,7 +16,6 @@ import (
 
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/server"
 )
 
@@ -27,6 +26,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.SetOutput(stderr)
 	var db dbFlags
 	db.register(fs, getenv)
+	var prov providerFlags
+	prov.register(fs, getenv)
 	addr := fs.String("addr", envOr(getenv, "PAYGATE_ADDR", "127.0.0.1:8080"), "address to listen on (PAYGATE_ADDR)")
 	publicURL := fs.String("public-url", getenv("PAYGATE_PUBLIC_URL"), "base of links given to payers; default http://ADDR (PAYGATE_PUBLIC_URL)")
 	proxies := fs.String("trusted-proxies", getenv("PAYGATE_TRUSTED_PROXIES"), "comma-separated CIDRs whose X-Forwarded-For is believed (PAYGATE_TRUSTED_PROXIES)")
@@ -48,9 +49,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer a.close()
 
+	registry, closeProviders, err := prov.start(a.env, db.dataDir, a)
+	if err != nil {
+		return err
+	}
+	defer closeProviders()
+	a.payments.Providers = registry
+
 	metrics := server.NewMetrics(a.store.DB())
 	workerSet := river.NewWorkers()
-	river.AddWorker(workerSet, &payment.ExpireSessionWorker{Store: a.store, Now: a.now})
+	addPaymentWorkers(workerSet, engine(a.store, a.payments, a, 2*time.Second), a.store, a.now)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: true, MaxWorkers: *workers, Log: a.log,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
@@ -70,7 +78,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted,
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Log: a.log, Now: a.now, Metrics: metrics})
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Log: a.log, Now: a.now, Metrics: metrics,
+		BINs: a.bins, BINFallback: binFallback(a.store, registry)})
 	if err != nil {
 		ln.Close()
 		return err

@@ -142,3 +142,9 @@ type Refund struct {
 type RefundList struct {
 	Items []Refund `json:"items"`
 }
+
+// PaymentList is a page of payments (extension: GET /api/v1/payments).
+type PaymentList struct {
+	Items      []Payment `json:"items"`
+	NextCursor *string   `json:"next_cursor"`
+}

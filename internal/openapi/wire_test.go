@@ -51,6 +51,7 @@ var wirePairs = []wirePair{
 	{Subscription{}, "Subscription", false},
 	{PaymentChannel{}, "PaymentChannel", false},
 	{PaymentChannelList{}, "PaymentChannelList", false},
+	{PaymentList{}, "PaymentList", false},
 	{CardInformation{}, "CardInformation", false},
 	{CardVerification{}, "CardVerification", false},
 	{VerificationNextAction{}, "VerificationNextAction", false},

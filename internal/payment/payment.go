@@ -55,8 +55,13 @@ type Payment struct {
 	SavedCardID            string
 	MandateID              string
 	SubscriptionID         string
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
+	ProviderPaymentID      string // the provider's id, once it has one
+	CardScheme             string
+	// Version counts stored changes: updates compare and set it, so two
+	// workers can never both move the same payment (SQLite has no FOR UPDATE).
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // BankReference is the issuing bank's own reference, when a provider reports one.

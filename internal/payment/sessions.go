@@ -71,9 +71,10 @@ type Sealer interface {
 
 // Service runs payment operations.
 type Service struct {
-	Sealer Sealer
-	Now    func() time.Time
-	NewID  func() string
+	Sealer    Sealer
+	Now       func() time.Time
+	NewID     func() string
+	Providers Providers
 }
 
 // customerAAD binds sealed customer data to its payment.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -13,10 +14,13 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
@@ -53,6 +57,8 @@ type env struct {
 	url       string
 	merchants *merchant.Service
 	server    *server.Server
+	acquirer  *sandbox.Server
+	bins      *cardinfo.Service
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
 	bKey      merchant.Key
@@ -62,6 +68,8 @@ type options struct {
 	environment string
 	rateLimit   int
 	work        bool // run River workers
+	faults      sandbox.Faults
+	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 }
 
 func newEnv(t testing.TB, db storetest.Database, o options) *env {
@@ -80,11 +88,27 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		require.NoError(t, err)
 	}
 	merchants := &merchant.Service{Store: s, Sealer: kr, Now: clk.Now, NewID: newID, Environment: merchant.Sandbox}
-	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+
+	// The sandbox acquirer, reached over real HTTP.
+	acq, err := sandbox.Start(sandbox.Config{Now: clk.Now, MaxHang: 3 * time.Second, Faults: o.faults})
+	require.NoError(t, err)
+	t.Cleanup(func() { acq.Close() })
+	adapter := acq.Adapter(&http.Client{Timeout: time.Second})
+	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID,
+		Providers: provider.Registry{sandbox.Name: adapter}}
+	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond,
+		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
+			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		}}
+	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &payment.ExpireSessionWorker{Store: s, Now: clk.Now})
+	river.AddWorker(workers, &payment.OperateWorker{Engine: eng})
+	river.AddWorker(workers, &payment.PollWorker{Engine: eng})
+	river.AddWorker(workers, &payment.ExpireAuthorizationWorker{Engine: eng})
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
 	if o.work {
@@ -98,12 +122,12 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 
 	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit}, server.Deps{Store: s, Merchants: merchants, Payments: payments, Log: log, Now: clk.Now,
-		Metrics: server.NewMetrics(s.DB())})
+		Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 
-	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv}
+	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e

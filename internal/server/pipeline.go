@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -75,7 +76,7 @@ func (s *Server) read(fn func(ctx context.Context, c *call) (answer, error)) htt
 
 // writeSpec describes a mutating endpoint's body.
 type writeSpec struct {
-	schema   string // schema of the body in the OpenAPI document
+	schema   string // schema of the body in the OpenAPI document; "" for none
 	optional bool   // the body may be absent (empty)
 }
 
@@ -135,10 +136,26 @@ func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (s
 	if spec.optional && len(bytes.TrimSpace(c.body)) == 0 {
 		return idemKey, nil
 	}
+	if spec.schema == "" {
+		return idemKey, emptyObject(c.body)
+	}
 	if f := s.validator.Decode(spec.schema, c.body, in); f != nil {
 		return "", f
 	}
 	return idemKey, nil
+}
+
+// emptyObject accepts the body of an endpoint that takes none when it is
+// "{}"; anything else is refused like an unknown field.
+func emptyObject(body []byte) *fault.Error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return fault.New(fault.InvalidJSON, "the request body must be a JSON object, or absent")
+	}
+	if len(m) > 0 {
+		return fault.New(fault.UnknownField, "this endpoint takes no body")
+	}
+	return nil
 }
 
 // fingerprint identifies a request for idempotency: method, target, body.

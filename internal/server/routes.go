@@ -17,6 +17,16 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("POST /api/v1/payment-sessions", s.createSession())
 	handle("GET /api/v1/payment-sessions/{id}", s.getSession())
 	handle("GET /api/v1/payment-channels", s.listChannels())
+	handle("GET /api/v1/cards/information", s.cardInformation())
+
+	handle("POST /api/v1/payments/direct", s.createDirect())
+	handle("GET /api/v1/payments", s.listPayments())
+	handle("GET /api/v1/payments/{id}", s.getPayment())
+	handle("POST /api/v1/payments/{id}/confirm", s.confirmPayment())
+	handle("POST /api/v1/payments/{id}/capture", s.capturePayment())
+	handle("POST /api/v1/payments/{id}/cancel", s.cancelPayment())
+	handle("GET /api/v1/payments/{id}/refunds", s.listRefunds())
+	handle("POST /api/v1/payments/{id}/refunds", s.refundPayment())
 
 	if s.metrics != nil {
 		handle("GET /metrics", s.metrics.Handler())

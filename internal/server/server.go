@@ -14,10 +14,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -45,6 +47,9 @@ type Server struct {
 	draining  atomic.Bool
 	handler   http.Handler
 	patterns  []string
+
+	bins        *cardinfo.Service
+	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 }
 
 // Deps are the services a Server calls.
@@ -55,6 +60,12 @@ type Deps struct {
 	Log       *slog.Logger
 	Now       func() time.Time
 	Metrics   *Metrics
+
+	// BINs is the BIN base (GET /cards/information).
+	BINs *cardinfo.Service
+	// BINFallback asks the provider of the calling key about a BIN the
+	// active BIN version does not cover; nil means no fallback.
+	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 }
 
 // New builds the server and its routes.
@@ -64,7 +75,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, validator: v,
-		log: d.Log, now: d.Now, metrics: d.Metrics}
+		log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs, binFallback: d.BINFallback}
 	mux := http.NewServeMux()
 	s.routes(mux)
 	s.handler = s.outer(mux)
@@ -161,6 +172,11 @@ func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away; nobody reads an answer
+	}
+	if errors.Is(err, payment.ErrConflict) {
+		s.fail(w, r, &fault.Error{Code: fault.InvalidPaymentState, Retryable: true,
+			Message: "the payment changed while this request ran; read it and retry"})
+		return
 	}
 	if store.Unreachable(err) {
 		s.log.Warn("database unavailable", "request_id", requestID(r.Context()), "error", err)

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/payment"
@@ -14,7 +17,8 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 	description, first_name, last_name, customer_sealed, customer_reference, return_url, locale, operation_mode,
 	method, save_payment_method, subscription, metadata, expires_at, authorization_expires_at, masked_card, device,
 	payer_ip, decline_code, decline_message, next_action_type, next_action_url, bank_reference,
-	captured_amount_minor, refunded_amount_minor, saved_card_id, mandate_id, subscription_id, created_at, updated_at`
+	captured_amount_minor, refunded_amount_minor, saved_card_id, mandate_id, subscription_id, created_at, updated_at,
+	provider_payment_id, card_scheme, version`
 
 // CreatePayment stores a new payment.
 func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
@@ -28,13 +32,14 @@ func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
 	}
 	_, err = q.q.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`) VALUES
 		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)`,
+		 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41)`,
 		p.ID, nullString(p.SessionID), p.AccessKeyID, p.ChannelID, p.Kind, string(p.Status), p.OrderID, p.AmountMinor,
 		p.Currency, p.Description, p.FirstName, p.LastName, p.CustomerSealed, p.CustomerReference, p.ReturnURL,
 		p.Locale, p.OperationMode, p.Method, p.SavePaymentMethod, sub, rawOrNull(p.Metadata),
 		nullMicros(p.ExpiresAt), nullMicros(p.AuthorizationExpiresAt), p.MaskedCard, rawOrNull(p.Device), p.PayerIP,
 		p.DeclineCode, p.DeclineMessage, p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor,
-		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt))
+		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt),
+		p.ProviderPaymentID, p.CardScheme, p.Version)
 	return err
 }
 
@@ -52,7 +57,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		&p.Locale, &p.OperationMode, &p.Method, &p.SavePaymentMethod, &sub, &meta, &expires, &authExpires,
 		&p.MaskedCard, &device, &p.PayerIP, &p.DeclineCode, &p.DeclineMessage, &p.NextActionType, &p.NextActionURL,
 		&bank, &p.CapturedAmountMinor, &p.RefundedAmountMinor, &p.SavedCardID, &p.MandateID, &p.SubscriptionID,
-		&created, &updated)
+		&created, &updated, &p.ProviderPaymentID, &p.CardScheme, &p.Version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -103,7 +108,7 @@ func (q Queries) FindSessionForKey(ctx context.Context, keyID, sessionID string)
 
 // ExpireSession moves an unpaid session past its deadline to expired.
 func (q Queries) ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error) {
-	res, err := q.q.ExecContext(ctx, `UPDATE payments SET status = $2, updated_at = $3
+	res, err := q.q.ExecContext(ctx, `UPDATE payments SET status = $2, updated_at = $3, version = version + 1
 		WHERE id = $1 AND status IN ($4, $5) AND expires_at <= $3`,
 		paymentID, string(payment.Expired), micros(now), string(payment.Created), string(payment.AwaitingPaymentData))
 	if err != nil {
@@ -126,4 +131,97 @@ func rawOrNull(b json.RawMessage) sql.NullString {
 		return sql.NullString{}
 	}
 	return sql.NullString{String: string(b), Valid: true}
+}
+
+// ErrConflict is returned when a compare-and-set update finds the row
+// changed since it was read.
+var ErrConflict = payment.ErrConflict
+
+// UpdatePayment stores the mutable fields of p if its version is still
+// p.Version, and bumps the version. It returns ErrConflict otherwise.
+func (q Queries) UpdatePayment(ctx context.Context, p *payment.Payment) error {
+	bank, err := jsonOrNull(p.BankReference)
+	if err != nil {
+		return err
+	}
+	res, err := q.q.ExecContext(ctx, `UPDATE payments SET status = $3, masked_card = $4, card_scheme = $5,
+		decline_code = $6, decline_message = $7, next_action_type = $8, next_action_url = $9, bank_reference = $10,
+		captured_amount_minor = $11, refunded_amount_minor = $12, saved_card_id = $13, provider_payment_id = $14,
+		authorization_expires_at = $15, device = $16, payer_ip = $17, method = $18, updated_at = $19,
+		version = version + 1
+		WHERE id = $1 AND version = $2`,
+		p.ID, p.Version, string(p.Status), p.MaskedCard, p.CardScheme, p.DeclineCode, p.DeclineMessage,
+		p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor, p.RefundedAmountMinor, p.SavedCardID,
+		p.ProviderPaymentID, nullMicros(p.AuthorizationExpiresAt), rawOrNull(p.Device), p.PayerIP, p.Method,
+		micros(p.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrConflict
+	}
+	p.Version++
+	return nil
+}
+
+// PaymentFilter selects a page of a key's payments, newest first.
+type PaymentFilter struct {
+	Status            string
+	CreatedGTE        *time.Time
+	CreatedLT         *time.Time
+	OrderID           string
+	CustomerReference string
+	// After is the (created_at, id) of the last payment of the previous page.
+	AfterCreated *time.Time
+	AfterID      string
+	Limit        int
+}
+
+// ListPayments returns up to f.Limit payments of the key matching f.
+func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter) ([]*payment.Payment, error) {
+	where, args := []string{"access_key_id = $1"}, []any{keyID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Status != "" {
+		add("status = ?", f.Status)
+	}
+	if f.CreatedGTE != nil {
+		add("created_at >= ?", micros(*f.CreatedGTE))
+	}
+	if f.CreatedLT != nil {
+		add("created_at < ?", micros(*f.CreatedLT))
+	}
+	if f.OrderID != "" {
+		add("order_id = ?", f.OrderID)
+	}
+	if f.CustomerReference != "" {
+		add("customer_reference = ?", f.CustomerReference)
+	}
+	if f.AfterCreated != nil {
+		args = append(args, micros(*f.AfterCreated), f.AfterID)
+		n := len(args)
+		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n))
+	}
+	args = append(args, f.Limit)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*payment.Payment
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// The store must satisfy what the payment domain asks of it.
+var (
+	_ payment.EngineStore = (*store.Store)(nil)
+	_ payment.EngineTx    = (*store.Tx)(nil)
+	_ payment.OperationTx = (*store.Tx)(nil)
+	_ payment.DirectTx    = (*store.Tx)(nil)
+	_ payment.SessionTx   = (*store.Tx)(nil)
+)
+
+// engine builds the payment engine on a store.
+func engine(s *store.Store, svc *payment.Service, a *app, pollEvery time.Duration) *payment.Engine {
+	return &payment.Engine{
+		Service: svc, Store: s, Log: a.log, PollEvery: pollEvery,
+		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
+			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+	}
+}
+
+// addPaymentWorkers registers every payment job.
+func addPaymentWorkers(w *river.Workers, e *payment.Engine, s *store.Store, now func() time.Time) {
+	river.AddWorker(w, &payment.ExpireSessionWorker{Store: s, Now: now})
+	river.AddWorker(w, &payment.OperateWorker{Engine: e})
+	river.AddWorker(w, &payment.PollWorker{Engine: e})
+	river.AddWorker(w, &payment.ExpireAuthorizationWorker{Engine: e})
+}

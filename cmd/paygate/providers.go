@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// providerFlags choose the acquirers serve talks to.
+type providerFlags struct {
+	sandboxURL, sandboxKey string
+	callTimeout            time.Duration
+}
+
+func (f *providerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.sandboxURL, "sandbox-url", getenv("PAYGATE_SANDBOX_URL"),
+		"a standalone sandbox acquirer (paygate sandbox-acquirer); empty: run one inside serve (PAYGATE_SANDBOX_URL)")
+	fs.StringVar(&f.sandboxKey, "sandbox-key", getenv("PAYGATE_SANDBOX_KEY"), "the standalone sandbox acquirer's API key (PAYGATE_SANDBOX_KEY)")
+	fs.DurationVar(&f.callTimeout, "provider-timeout", 10*time.Second, "how long one provider call may take before its outcome counts as unknown")
+}
+
+// start returns the provider registry. In the sandbox environment the
+// sandbox acquirer runs in-process (its ledger kept in DATA_DIR so that it
+// survives a restart) unless --sandbox-url names a standalone one. The
+// production environment refuses the sandbox acquirer (issue 3).
+func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, func(), error) {
+	client := &http.Client{Timeout: f.callTimeout}
+	if env == merchant.Production {
+		if f.sandboxURL != "" {
+			return nil, nil, errors.New("the sandbox acquirer cannot be used in production: remove --sandbox-url")
+		}
+		return provider.Registry{}, func() {}, nil
+	}
+	if f.sandboxURL != "" {
+		return provider.Registry{sandbox.Name: sandbox.NewAdapter(f.sandboxURL, f.sandboxKey, client)}, func() {}, nil
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	run, err := sandbox.Start(sandbox.Config{StateFile: filepath.Join(dataDir, "sandbox-acquirer.json"), Logger: a.log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the sandbox acquirer: %w", err)
+	}
+	return provider.Registry{sandbox.Name: run.Adapter(client)}, func() { run.Close() }, nil
+}
+
+// binFallback asks the provider of the key's first channel for a BIN the
+// BIN base does not cover.
+func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
+	return func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
+		chans, err := s.ChannelsForKey(ctx, keyID)
+		if err != nil {
+			return provider.BINInfo{}, err
+		}
+		for _, c := range chans {
+			if p, err := reg.Provider(c.Provider); err == nil {
+				return p.BIN(ctx, bin)
+			}
+		}
+		return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no provider to ask")
+	}
+}
+
+// sandboxAcquirer runs the sandbox acquirer on its own (decisions 7), so
+// its ledger outlives Paygate processes in crash tests.
+func sandboxAcquirer(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sandbox-acquirer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8090", "address to listen on")
+	key := fs.String("api-key", getenv("PAYGATE_SANDBOX_KEY"), "the API key adapters must present; empty: a random one, printed (PAYGATE_SANDBOX_KEY)")
+	state := fs.String("state-file", "", "keep the ledger and operations in this JSON file across restarts")
+	base := fs.String("base-url", "", "public base of its pages (3DS, checkout); default from each request's Host")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	run, err := sandbox.Listen(*addr, sandbox.Config{APIKey: *key, StateFile: *state, BaseURL: *base})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sandbox acquirer listening on %s\napi key %s\n", run.URL, run.APIKey)
+	<-ctx.Done()
+	return run.Close()
+}

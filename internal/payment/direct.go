@@ -1,0 +1,337 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/country"
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Payment methods (client API, payment_method.type).
+const (
+	MethodCard       = "card"
+	MethodApplePay   = "apple_pay"
+	MethodGooglePay  = "google_pay"
+	MethodSamsungPay = "samsung_pay"
+	MethodMobile     = "mobile"
+)
+
+// NewDirect is a validated direct payment request (client API DirectPayment).
+type NewDirect struct {
+	NewSession
+	OperationMode string // charge (default) or authorize
+	Method        string
+	Card          *provider.Card
+	Wallet        json.RawMessage
+	PayloadMode   string // token (default) or direct
+	Phone         string // as sent; Check normalises it
+	Device        json.RawMessage
+	// From the HTTP request itself, not the body (client API DeviceSnapshot).
+	AcceptHeader, UserAgent, PayerIP string
+}
+
+// e164 is the mobile phone rule, checked after stripping (client API).
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+
+// NormalizePhone strips spaces, dashes and brackets, then checks E.164.
+func NormalizePhone(s string) (string, bool) {
+	p := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '-', '(', ')':
+			return -1
+		}
+		return r
+	}, s)
+	return p, e164.MatchString(p)
+}
+
+// Check applies the cross-field rules of a direct payment (decisions 3:
+// 400 validation_error with the field, or the named code). now decides
+// whether a card has expired.
+func (n *NewDirect) Check(now time.Time) *fault.Error {
+	if f := checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer); f != nil {
+		return f
+	}
+	if n.OperationMode == "" {
+		n.OperationMode = ModeCharge
+	}
+	if n.PayloadMode == "" {
+		n.PayloadMode = "token"
+	}
+	switch n.Method {
+	case MethodCard:
+		if n.Card == nil {
+			return fault.OnField(fault.ValidationError, "payment_method.card", "is required for a card payment")
+		}
+		if !card.Digits(n.Card.Number) || !card.Luhn(n.Card.Number) {
+			return fault.OnField(fault.ValidationError, "payment_method.card.number", "is not a valid card number")
+		}
+		if n.Card.CVV != "" && !card.Digits(n.Card.CVV) {
+			return fault.OnField(fault.ValidationError, "payment_method.card.cvv", "must be 3 or 4 digits")
+		}
+		y, m := now.Year(), int(now.Month())
+		if n.Card.ExpYear < y || (n.Card.ExpYear == y && n.Card.ExpMonth < m) {
+			return fault.OnField(fault.ValidationError, "payment_method.card.expire_year", "the card has expired")
+		}
+		if n.Card.ExpYear > y+50 {
+			return fault.OnField(fault.ValidationError, "payment_method.card.expire_year", "is too far in the future")
+		}
+		if f := schemeRules(card.Scheme(n.Card.Number), n.Customer); f != nil {
+			return f
+		}
+	case MethodApplePay, MethodGooglePay, MethodSamsungPay:
+		if len(n.Wallet) == 0 || string(n.Wallet) == "null" {
+			return fault.OnField(fault.ValidationError, "payment_method.wallet", "is required for a wallet payment")
+		}
+	case MethodMobile:
+		phone, ok := NormalizePhone(n.Phone)
+		if !ok {
+			return fault.OnField(fault.ValidationError, "payment_method.mobile.phone",
+				"must be an E.164 number: a plus and 8 to 15 digits (spaces, dashes and brackets are ignored)")
+		}
+		n.Phone = phone
+	}
+	if n.Method != MethodCard && n.Card != nil {
+		return fault.OnField(fault.ValidationError, "payment_method.card", "is only for payment_method.type card")
+	}
+	if n.Method != MethodMobile && n.Phone != "" {
+		return fault.OnField(fault.ValidationError, "payment_method.mobile", "is only for payment_method.type mobile")
+	}
+	return nil
+}
+
+// schemeRules are the customer requirements by card scheme (client API:
+// Mastercard needs email; Visa needs names, email, country and line1).
+func schemeRules(scheme string, c *Customer) *fault.Error {
+	var need []string
+	get := func(field string) string {
+		if c == nil {
+			return ""
+		}
+		a := c.BillingAddress
+		switch field {
+		case "customer.first_name":
+			return c.FirstName
+		case "customer.last_name":
+			return c.LastName
+		case "customer.email":
+			return c.Email
+		case "customer.billing_address.country":
+			if a != nil {
+				return a.Country
+			}
+		case "customer.billing_address.line1":
+			if a != nil {
+				return a.Line1
+			}
+		}
+		return ""
+	}
+	switch scheme {
+	case card.Mastercard:
+		need = []string{"customer.email"}
+	case card.Visa:
+		need = []string{"customer.first_name", "customer.last_name", "customer.email",
+			"customer.billing_address.country", "customer.billing_address.line1"}
+	}
+	for _, f := range need {
+		if strings.TrimSpace(get(f)) == "" {
+			return fault.OnField(fault.ValidationError, f, "is required for a "+scheme+" card")
+		}
+	}
+	return nil
+}
+
+// capabilityFor names what a direct payment needs of the channel's profile.
+func (n *NewDirect) capabilities() []provider.Capability {
+	need := []provider.Capability{provider.Charge}
+	if n.OperationMode == ModeAuthorize {
+		need = []provider.Capability{provider.Authorize}
+	}
+	switch n.Method {
+	case MethodApplePay, MethodGooglePay, MethodSamsungPay:
+		if n.PayloadMode == "direct" {
+			need = append(need, provider.WalletDirect)
+		} else {
+			need = append(need, provider.WalletToken)
+		}
+	case MethodMobile:
+		need = append(need, provider.Mobile)
+	}
+	if n.SavePaymentMethod {
+		need = append(need, provider.SavedCards)
+	}
+	return need
+}
+
+// DirectTx is what accepting a direct payment needs inside the request's transaction.
+type DirectTx interface {
+	SessionTx
+	CreateOperation(ctx context.Context, op *Operation, sealed []byte) error
+}
+
+// Providers finds a provider by name.
+type Providers interface {
+	Provider(name string) (provider.Provider, error)
+}
+
+// CreateDirect accepts a direct payment: it answers processing, and the
+// provider call is queued as an operation in the same transaction
+// (decisions 4). key must hold the direct card data permission for a card.
+func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Key, in NewDirect) (*Payment, error) {
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	if in.Method == MethodCard && !key.DirectCardData {
+		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "payment_method.card",
+			"this key may not send raw card data; use a hosted session")
+	}
+	if f := in.Check(now); f != nil {
+		return nil, f
+	}
+	if in.Method == MethodMobile && in.OperationMode == ModeAuthorize {
+		return nil, fault.OnField(fault.CapabilityNotSupported, "operation_mode",
+			"mobile payments settle at once: the operator offers no hold")
+	}
+	channels, err := tx.ChannelsForKey(ctx, key.ID)
+	if err != nil {
+		return nil, err
+	}
+	var ch *merchant.Channel
+	for i := range channels {
+		if channels[i].Serves(in.Method, in.Currency) {
+			ch = &channels[i]
+			break
+		}
+	}
+	if ch == nil {
+		return nil, fault.OnField(fault.ChannelNotAvailable, "payment_method.type",
+			"no payment channel of this key takes this method in this currency")
+	}
+	prov, err := s.Providers.Provider(ch.Provider)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := prov.Capabilities(ch.Profile)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range in.capabilities() {
+		if !caps.Has(c) {
+			return nil, fault.Newf(fault.CapabilityNotSupported, "the payment channel does not support %s", c)
+		}
+	}
+
+	p := &Payment{
+		ID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID, Kind: KindDirect, Status: Processing,
+		OrderID: in.OrderID, AmountMinor: in.AmountMinor, Currency: in.Currency, Description: in.Description,
+		CustomerReference: in.CustomerReference, ReturnURL: in.ReturnURL, Locale: in.Locale,
+		OperationMode: in.OperationMode, Method: in.Method, SavePaymentMethod: in.SavePaymentMethod,
+		Subscription: in.Subscription, Metadata: in.Metadata, PayerIP: in.PayerIP, CreatedAt: now, UpdatedAt: now,
+	}
+	if p.Locale == "" {
+		p.Locale = "ru"
+	}
+	if in.Card != nil {
+		p.MaskedCard, p.CardScheme = card.Mask(in.Card.Number), card.Scheme(in.Card.Number)
+	}
+	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
+		return nil, err
+	}
+	sec := Secret{Card: in.Card, Phone: in.Phone, Customer: providerCustomer(in.Customer)}
+	if len(in.Wallet) > 0 {
+		sec.Wallet = &provider.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+	}
+	if in.Customer != nil {
+		p.FirstName, p.LastName = in.Customer.FirstName, in.Customer.LastName
+		raw, err := json.Marshal(in.Customer)
+		if err != nil {
+			return nil, err
+		}
+		if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
+			return nil, fmt.Errorf("seal customer: %w", err)
+		}
+	}
+	if err := tx.CreatePayment(ctx, p); err != nil {
+		return nil, err
+	}
+	if err := s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// queue stores an operation (with its sealed secret) and its job.
+func (s *Service) queue(ctx context.Context, tx DirectTx, p *Payment, kind string, amount int64, refundID string, sec *Secret) error {
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	op := &Operation{ID: s.NewID(), PaymentID: p.ID, Kind: kind, State: OpPending, AmountMinor: amount,
+		RefundID: refundID, CreatedAt: now, UpdatedAt: now}
+	var sealed []byte
+	if sec != nil {
+		var err error
+		if sealed, err = s.seal(op.ID, *sec); err != nil {
+			return fmt.Errorf("seal operation data: %w", err)
+		}
+	}
+	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
+		return err
+	}
+	return tx.Enqueue(ctx, OperateArgs{OperationID: op.ID}, nil)
+}
+
+// mergeDevice sets the authoritative accept_header and user_agent from the
+// request's own headers over whatever the body said (client API).
+func mergeDevice(snapshot json.RawMessage, accept, userAgent string) (json.RawMessage, error) {
+	d := map[string]any{}
+	if len(snapshot) > 0 {
+		if err := json.Unmarshal(snapshot, &d); err != nil {
+			return nil, err
+		}
+	}
+	if len(snapshot) == 0 && accept == "" && userAgent == "" {
+		return nil, nil
+	}
+	if accept != "" {
+		d["accept_header"] = truncate(accept, 512)
+	}
+	if userAgent != "" {
+		d["user_agent"] = truncate(userAgent, 512)
+	}
+	return json.Marshal(d)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// providerCustomer converts customer data for a provider (country as ISO numeric).
+func providerCustomer(c *Customer) *provider.Customer {
+	if c == nil {
+		return nil
+	}
+	out := &provider.Customer{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone}
+	if a := c.BillingAddress; a != nil {
+		out.Country, _ = country.Numeric(a.Country)
+		out.PostalCode, out.Region, out.City, out.Line1 = a.PostalCode, a.Region, a.City, a.Line1
+		if a.Line2 != nil {
+			out.Line2 = *a.Line2
+		}
+		if a.Line3 != nil {
+			out.Line3 = *a.Line3
+		}
+	}
+	return out
+}
+
+var _ = river.JobArgs(OperateArgs{})

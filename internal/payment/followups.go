@@ -1,0 +1,111 @@
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// PollArgs asks the provider for the outcome of a payment waiting for a 3DS
+// or redirect step, until it has one.
+type PollArgs struct {
+	PaymentID   string `json:"payment_id"`
+	OperationID string `json:"operation_id"`
+}
+
+// Kind names the job.
+func (PollArgs) Kind() string { return "payment.poll" }
+
+// ActionLifetime is how long a payer has for a 3DS or redirect step before
+// the payment expires.
+const ActionLifetime = time.Hour
+
+// PollWorker runs payment.poll jobs.
+type PollWorker struct {
+	river.WorkerDefaults[PollArgs]
+	Engine *Engine
+}
+
+// Work asks once; while the payer has not finished, it snoozes.
+func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
+	e := w.Engine
+	p, err := e.Store.FindPaymentByID(ctx, job.Args.PaymentID)
+	if err != nil {
+		return err
+	}
+	if p.Status != RequiresAction || p.NextActionType == "otp" {
+		return nil // confirmed, finished, or waiting for a code only the merchant has
+	}
+	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return err
+	}
+	prov, err := e.Service.Providers.Provider(ch.Provider)
+	if err != nil {
+		return err
+	}
+	res, err := prov.Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
+	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
+		return e.applyTo(ctx, job.Args.OperationID, ch, res)
+	}
+	if e.Service.Now().Sub(p.UpdatedAt) > ActionLifetime {
+		return e.expireAction(ctx, p.ID)
+	}
+	return river.JobSnooze(e.PollEvery)
+}
+
+// ExpireAuthorizationArgs expires a hold not captured in time (decisions 4).
+type ExpireAuthorizationArgs struct {
+	PaymentID string `json:"payment_id"`
+}
+
+// Kind names the job.
+func (ExpireAuthorizationArgs) Kind() string { return "payment.expire_authorization" }
+
+// ExpireAuthorizationWorker runs payment.expire_authorization jobs.
+type ExpireAuthorizationWorker struct {
+	river.WorkerDefaults[ExpireAuthorizationArgs]
+	Engine *Engine
+}
+
+// Work moves a still-authorized payment past its authorization_expires_at to expired.
+func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[ExpireAuthorizationArgs]) error {
+	e := w.Engine
+	return e.Transact(ctx, func(tx EngineTx) error {
+		p, err := tx.FindPaymentByID(ctx, job.Args.PaymentID)
+		if err != nil {
+			return err
+		}
+		now := e.Service.Now().UTC()
+		if p.Status != Authorized || p.AuthorizationExpiresAt == nil {
+			return nil
+		}
+		if now.Before(*p.AuthorizationExpiresAt) {
+			return river.JobSnooze(p.AuthorizationExpiresAt.Sub(now))
+		}
+		p.Status, p.UpdatedAt = Expired, now
+		return tx.UpdatePayment(ctx, p)
+	})
+}
+
+// applyTo applies an outcome learned by polling to the operation that
+// started the step, even though that operation is done.
+func (e *Engine) applyTo(ctx context.Context, opID string, ch merchant.Channel, res provider.PayResult) error {
+	return e.apply(ctx, opID, ch, res)
+}
+
+func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
+	return e.Transact(ctx, func(tx EngineTx) error {
+		p, err := tx.FindPaymentByID(ctx, paymentID)
+		if err != nil || p.Status != RequiresAction {
+			return err
+		}
+		p.Status, p.UpdatedAt = Expired, e.Service.Now().UTC()
+		p.NextActionType, p.NextActionURL = "", ""
+		return tx.UpdatePayment(ctx, p)
+	})
+}

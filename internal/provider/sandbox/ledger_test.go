@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+func TestLedgerOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	r1 := payReq("4242424242424242")
+	e.pay(r1)
+	_, auth := e.authorize("5555555555554444")
+	_, err := e.a.Capture(ctx, provider.CaptureRequest{OperationID: op(), ProviderID: auth.ProviderID, AmountMinor: 100})
+	require.NoError(t, err)
+
+	entries, err := e.a.Ledger(ctx)
+	require.NoError(t, err)
+	require.Equal(t, e.srv.Ledger(), entries)
+	require.Equal(t, []string{EntryCharge, EntryHold, EntryCapture, EntryRelease}, kinds(entries))
+	for i, en := range entries {
+		require.Equal(t, int64(i+1), en.Seq)
+		require.Equal(t, e.clock.Now(), en.At)
+	}
+	require.Equal(t, 1, Count(entries, EntryCharge, r1.OperationID))
+
+	resp, body := e.raw("GET", "/v1/ledger?kind=charge&id="+url.QueryEscape(r1.OperationID), "", "", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var v ledgerView
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	require.Len(t, v.Entries, 1)
+	require.Equal(t, r1.OperationID, v.Entries[0].OperationID)
+}
+
+func kinds(entries []Entry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// A sandbox restarted on its state file remembers its ledger and its
+// operations: a restarted Paygate's status inquiry finds what it sent, and
+// resending finds the first answer instead of charging again.
+func TestStateFileSurvivesRestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	clk := newClock()
+	cfg := func(c *Config) { c.StateFile, c.Now = file, clk.Now }
+	e1 := newEnv(t, cfg)
+	charged := payReq("4242424242424242")
+	first := e1.pay(charged)
+	held := payReq("4242424242424242")
+	held.Authorize = true
+	e1.pay(held)
+	pending := payReq("4000000000003220")
+	challenge := e1.pay(pending)
+	saved := payReq("4242424242424242")
+	saved.SaveCard = true
+	token := e1.pay(saved).CardToken
+	before := e1.srv.Ledger()
+	require.NoError(t, e1.run.Close())
+
+	e2 := newEnv(t, cfg)
+	ctx := context.Background()
+	require.Equal(t, before, e2.srv.Ledger())
+	got, err := e2.a.Status(ctx, provider.StatusRequest{OperationID: charged.OperationID})
+	require.NoError(t, err)
+	require.Equal(t, first.ProviderID, got.ProviderID)
+	again := e2.pay(charged)
+	require.Equal(t, first, again)
+	require.Equal(t, 1, e2.srv.Count(EntryCharge, charged.OperationID))
+
+	// The 3DS page, the card token and the hold's expiry all carry over.
+	u := strings.Replace(challenge.NextAction.URL, e1.run.URL, e2.run.URL, 1)
+	e2.submit(u, url.Values{"outcome": {"approve"}})
+	require.Equal(t, 1, e2.srv.Count(EntryCharge, pending.OperationID))
+	byToken := payReq("")
+	byToken.Instrument = provider.Instrument{SavedToken: token}
+	require.Equal(t, provider.StatusSucceeded, e2.pay(byToken).Status)
+	clk.Advance(8 * 24 * time.Hour)
+	require.Equal(t, 1, e2.srv.Count(EntryRelease, held.OperationID))
+
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+}
+
+func TestStateFileUnreadable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	require.NoError(t, os.WriteFile(file, []byte("{not json"), 0o600))
+	_, err := Open(Config{StateFile: file})
+	require.Error(t, err)
+
+	// New cannot fail, so it refuses to work rather than forget charges.
+	s := New(Config{StateFile: file})
+	req, _ := http.NewRequest("GET", "/v1/ledger", nil)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	require.Equal(t, http.StatusServiceUnavailable, w.Code)
+}
+
+// No answer, URL, ledger entry or state file ever holds a card number or
+// a CVV: masks only.
+func TestNoCardDataLeaves(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	e := newEnv(t, func(c *Config) { c.StateFile = file })
+	ctx := context.Background()
+	numbers := []string{"4242424242424242", "4000000000003220", "4000000000000002", "4000000000000259", "5555555555554444"}
+	for _, n := range numbers {
+		r := payReq(n)
+		r.SaveCard = true
+		e.a.Pay(ctx, r)
+		e.a.Status(ctx, provider.StatusRequest{OperationID: r.OperationID})
+		e.a.CreateVerification(ctx, verificationReq(n))
+		e.a.CreatePayout(ctx, payoutReq(n))
+	}
+	_, auth := e.authorize("4242424242424242")
+	e.a.Capture(ctx, provider.CaptureRequest{OperationID: op(), ProviderID: auth.ProviderID})
+
+	ledger, err := json.Marshal(e.srv.Ledger())
+	require.NoError(t, err)
+	state, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for _, n := range numbers {
+		for _, x := range e.rec.exchanges() {
+			require.NotContains(t, x.url, n)
+			require.NotContains(t, x.respBody, n)
+		}
+		require.NotContains(t, string(ledger), n)
+		require.NotContains(t, string(state), n)
+	}
+	for _, x := range e.rec.exchanges() {
+		require.NotContains(t, x.respBody, `"cvv"`)
+		require.NotContains(t, x.respBody, `"number"`)
+	}
+	require.NotContains(t, string(state), `"cvv"`)
+	require.Contains(t, string(ledger), "424242******4242")
+}

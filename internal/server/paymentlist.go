@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// listPayments is the extension GET /api/v1/payments: the key's payments,
+// newest first, a page at a time.
+func (s *Server) listPayments() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		f, err := paymentFilter(c.r.URL.Query())
+		if err != nil {
+			return answer{}, err
+		}
+		limit := f.Limit
+		f.Limit++ // one more tells whether another page exists
+		ps, err := s.store.ListPayments(ctx, c.key.ID, f)
+		if err != nil {
+			return answer{}, err
+		}
+		out := openapi.PaymentList{Items: []openapi.Payment{}}
+		if len(ps) > limit {
+			last := ps[limit-1]
+			cur := encodeCursor(last.CreatedAt, last.ID)
+			out.NextCursor, ps = &cur, ps[:limit]
+		}
+		for _, p := range ps {
+			out.Items = append(out.Items, s.paymentView(p))
+		}
+		return answer{http.StatusOK, out}, nil
+	})
+}
+
+var listParams = []string{"status", "created_gte", "created_lt", "order_id", "customer_reference", "limit", "cursor"}
+
+// paymentFilter reads the query (each parameter at most once).
+func paymentFilter(q url.Values) (store.PaymentFilter, error) {
+	f := store.PaymentFilter{Limit: 20}
+	for name, vs := range q {
+		if !slices.Contains(listParams, name) {
+			return f, fault.OnField(fault.UnknownField, name, "unknown query parameter")
+		}
+		if len(vs) > 1 {
+			return f, fault.OnField(fault.ValidationError, name, "may be given once")
+		}
+	}
+	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
+	if v := q.Get("status"); v != "" {
+		if !slices.Contains(payment.Statuses, payment.Status(v)) {
+			return f, bad("status", "must be a payment status")
+		}
+		f.Status = v
+	}
+	for _, name := range []string{"created_gte", "created_lt"} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, bad(name, "must be an RFC 3339 date-time")
+			}
+			if name == "created_gte" {
+				f.CreatedGTE = &t
+			} else {
+				f.CreatedLT = &t
+			}
+		}
+	}
+	if v := q.Get("order_id"); len(v) > 200 {
+		return f, bad("order_id", "must be at most 200 characters")
+	}
+	if v := q.Get("customer_reference"); len(v) > 128 {
+		return f, bad("customer_reference", "must be at most 128 characters")
+	}
+	f.OrderID, f.CustomerReference = q.Get("order_id"), q.Get("customer_reference")
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return f, bad("limit", "must be an integer from 1 to 100")
+		}
+		f.Limit = n
+	}
+	if v := q.Get("cursor"); v != "" {
+		t, id, ok := decodeCursor(v)
+		if !ok {
+			return f, bad("cursor", "is not a cursor this API gave")
+		}
+		f.AfterCreated, f.AfterID = &t, id
+	}
+	return f, nil
+}
+
+func encodeCursor(t time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMicro(), 10) + "." + id))
+}
+
+func decodeCursor(s string) (time.Time, string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	ts, id, ok := strings.Cut(string(b), ".")
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil || uuid.Validate(id) != nil {
+		return time.Time{}, "", false
+	}
+	return time.UnixMicro(n).UTC(), id, true
+}

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/store"
+)
+
+// createDirect is #4 POST /payments/direct.
+func (s *Server) createDirect() http.Handler {
+	return write(s, writeSpec{schema: "DirectPayment"},
+		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.DirectPayment) (answer, error) {
+			d := payment.NewDirect{
+				NewSession: newSession(&in.CreatePayment), OperationMode: deref(in.OperationMode),
+				Method: in.PaymentMethod.Type, Wallet: in.PaymentMethod.Wallet, PayloadMode: deref(in.PaymentMethod.PayloadMode),
+				AcceptHeader: c.r.Header.Get("Accept"), UserAgent: c.r.Header.Get("User-Agent"), PayerIP: s.clientIP(c.r),
+			}
+			if pc := in.PaymentMethod.Card; pc != nil {
+				d.Card = &provider.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
+					CVV: deref(pc.CVV), Holder: deref(pc.Cardholder)}
+			}
+			if in.PaymentMethod.Mobile != nil {
+				d.Phone = in.PaymentMethod.Mobile.Phone
+			}
+			if in.Device != nil {
+				d.Device = mustJSON(in.Device)
+			}
+			p, err := s.payments.CreateDirect(ctx, tx, c.key, d)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusCreated, s.paymentView(p)}, nil
+		})
+}
+
+// getPayment is #5 GET /payments/{id}.
+func (s *Server) getPayment() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		p, err := s.findPayment(ctx, s.store, c)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{http.StatusOK, s.paymentView(p)}, nil
+	})
+}
+
+type paymentFinder interface {
+	FindPaymentForKey(ctx context.Context, keyID, id string) (*payment.Payment, error)
+}
+
+// findPayment finds the key's payment named by the path; another key's is 404.
+func (s *Server) findPayment(ctx context.Context, q paymentFinder, c *call) (*payment.Payment, error) {
+	id, err := pathID(c.r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := q.FindPaymentForKey(ctx, c.key.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.New(fault.NotFound, "no payment with this id")
+	}
+	return p, err
+}
+
+// paymentOp serves the payment operations #6, #7, #8, #10: find the
+// payment in the request's transaction, then let fn queue the work.
+func paymentOp[T any](s *Server, schema string, fn func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *T) (any, error)) http.Handler {
+	return write(s, writeSpec{schema: schema, optional: true},
+		func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error) {
+			p, err := s.findPayment(ctx, tx, c)
+			if err != nil {
+				return answer{}, err
+			}
+			out, err := fn(ctx, tx, p, in)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusOK, out}, nil
+		})
+}
+
+func (s *Server) confirmPayment() http.Handler {
+	return paymentOp(s, "ConfirmPayment", func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *openapi.ConfirmPayment) (any, error) {
+		p, err := s.payments.Confirm(ctx, tx, p, deref(in.Value))
+		if err != nil {
+			return nil, err
+		}
+		return s.paymentView(p), nil
+	})
+}
+
+func (s *Server) capturePayment() http.Handler {
+	return paymentOp(s, "Amount", func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *openapi.Amount) (any, error) {
+		p, err := s.payments.Capture(ctx, tx, p, in.AmountMinor)
+		if err != nil {
+			return nil, err
+		}
+		return s.paymentView(p), nil
+	})
+}
+
+// noBody is the body of an endpoint that takes none (#8).
+type noBody struct{}
+
+func (s *Server) cancelPayment() http.Handler {
+	return paymentOp(s, "", func(ctx context.Context, tx *store.Tx, p *payment.Payment, _ *noBody) (any, error) {
+		p, err := s.payments.Cancel(ctx, tx, p)
+		if err != nil {
+			return nil, err
+		}
+		return s.paymentView(p), nil
+	})
+}
+
+func (s *Server) refundPayment() http.Handler {
+	return paymentOp(s, "Amount", func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *openapi.Amount) (any, error) {
+		p, _, err := s.payments.Refund(ctx, tx, p, in.AmountMinor)
+		if err != nil {
+			return nil, err
+		}
+		return s.paymentView(p), nil
+	})
+}
+
+// listRefunds is #9 GET /payments/{id}/refunds.
+func (s *Server) listRefunds() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		p, err := s.findPayment(ctx, s.store, c)
+		if err != nil {
+			return answer{}, err
+		}
+		rs, err := s.store.ListRefunds(ctx, p.ID)
+		if err != nil {
+			return answer{}, err
+		}
+		out := openapi.RefundList{Items: []openapi.Refund{}}
+		for _, r := range rs {
+			w := openapi.Refund{ID: r.ID, AmountMinor: r.AmountMinor, Status: r.Status, CreatedAt: openapi.Time(r.CreatedAt)}
+			if r.CompletedAt != nil {
+				w.CompletedAt = openapi.Time(*r.CompletedAt)
+			}
+			out.Items = append(out.Items, w)
+		}
+		return answer{http.StatusOK, out}, nil
+	})
+}
+
+// clientIP is the payer's address: the socket peer, or the first address of
+// X-Forwarded-For not itself a trusted proxy when the peer is one
+// (client API: forwarded headers only from trusted proxies).
+func (s *Server) clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	if !s.trusted(peer) {
+		return peer.Unmap().String()
+	}
+	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if !s.trusted(a) {
+			return a.Unmap().String()
+		}
+	}
+	return peer.Unmap().String()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a.Unmap()) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/paygate/paygate/internal/payment"
+)
+
+const operationColumns = `id, payment_id, kind, state, amount_minor, refund_id, result, created_at, updated_at`
+
+// CreateOperation stores an operation and, when given, its sealed secret.
+func (q Queries) CreateOperation(ctx context.Context, op *payment.Operation, sealed []byte) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO operations (`+operationColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		op.ID, op.PaymentID, op.Kind, op.State, op.AmountMinor, op.RefundID, op.Result, micros(op.CreatedAt), micros(op.UpdatedAt))
+	if err != nil || sealed == nil {
+		return err
+	}
+	_, err = q.q.ExecContext(ctx, `INSERT INTO operation_secrets (operation_id, sealed) VALUES ($1, $2)`, op.ID, sealed)
+	return err
+}
+
+func scanOperation(row interface{ Scan(...any) error }) (*payment.Operation, error) {
+	var (
+		op               payment.Operation
+		created, updated int64
+	)
+	err := row.Scan(&op.ID, &op.PaymentID, &op.Kind, &op.State, &op.AmountMinor, &op.RefundID, &op.Result, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	op.CreatedAt, op.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &op, err
+}
+
+// FindOperation finds an operation by id.
+func (q Queries) FindOperation(ctx context.Context, id string) (*payment.Operation, error) {
+	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations WHERE id = $1`, id))
+}
+
+// LatestOperation returns the newest operation of a kind for a payment.
+func (q Queries) LatestOperation(ctx context.Context, paymentID, kind string) (*payment.Operation, error) {
+	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations
+		WHERE payment_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1`, paymentID, kind))
+}
+
+// UpdateOperation stores an operation's state and result.
+func (q Queries) UpdateOperation(ctx context.Context, op *payment.Operation) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE operations SET state = $2, result = $3, updated_at = $4 WHERE id = $1`,
+		op.ID, op.State, op.Result, micros(op.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	return oneRow(res)
+}
+
+// OperationSecret returns an operation's sealed secret, ErrNotFound once deleted.
+func (q Queries) OperationSecret(ctx context.Context, operationID string) ([]byte, error) {
+	var b []byte
+	err := q.q.QueryRowContext(ctx, `SELECT sealed FROM operation_secrets WHERE operation_id = $1`, operationID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return b, err
+}
+
+// DeleteOperationSecret forgets an operation's secret (the provider has seen it).
+func (q Queries) DeleteOperationSecret(ctx context.Context, operationID string) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM operation_secrets WHERE operation_id = $1`, operationID)
+	return err
+}
+
+// CreateSavedCard stores a saved card.
+func (q Queries) CreateSavedCard(ctx context.Context, c *payment.SavedCard) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO saved_cards (id, access_key_id, customer_reference, provider,
+		token_sealed, masked_card, scheme, exp_month, exp_year, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		c.ID, c.AccessKeyID, c.CustomerReference, c.Provider, c.TokenSealed, c.MaskedCard, c.Scheme, c.ExpMonth, c.ExpYear,
+		micros(c.CreatedAt))
+	return err
+}
+
+const savedCardColumns = `id, access_key_id, customer_reference, provider, token_sealed, masked_card, scheme, exp_month, exp_year, created_at`
+
+func scanSavedCard(row interface{ Scan(...any) error }) (*payment.SavedCard, error) {
+	var (
+		c       payment.SavedCard
+		created int64
+	)
+	err := row.Scan(&c.ID, &c.AccessKeyID, &c.CustomerReference, &c.Provider, &c.TokenSealed, &c.MaskedCard, &c.Scheme,
+		&c.ExpMonth, &c.ExpYear, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	c.CreatedAt = fromMicros(created)
+	return &c, err
+}
+
+// FindSavedCardForKey finds a key's saved card; another key's is ErrNotFound.
+func (q Queries) FindSavedCardForKey(ctx context.Context, keyID, id string) (*payment.SavedCard, error) {
+	return scanSavedCard(q.q.QueryRowContext(ctx, `SELECT `+savedCardColumns+` FROM saved_cards
+		WHERE id = $1 AND access_key_id = $2`, id, keyID))
+}
+
+// ListSavedCards lists a payer's saved cards, newest first.
+func (q Queries) ListSavedCards(ctx context.Context, keyID, customerRef string) ([]payment.SavedCard, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+savedCardColumns+` FROM saved_cards
+		WHERE access_key_id = $1 AND customer_reference = $2 ORDER BY created_at DESC, id DESC`, keyID, customerRef)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []payment.SavedCard{}
+	for rows.Next() {
+		c, err := scanSavedCard(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *c)
+	}
+	return out, rows.Err()
+}
+
+// CreateRefund stores a refund.
+func (q Queries) CreateRefund(ctx context.Context, r *payment.Refund) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO refunds (id, payment_id, amount_minor, status, created_at, completed_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, r.ID, r.PaymentID, r.AmountMinor, r.Status, micros(r.CreatedAt), nullMicros(r.CompletedAt))
+	return err
+}
+
+// CompleteRefund records a refund's outcome.
+func (q Queries) CompleteRefund(ctx context.Context, r *payment.Refund) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE refunds SET status = $2, completed_at = $3 WHERE id = $1`,
+		r.ID, r.Status, nullMicros(r.CompletedAt))
+	return err
+}
+
+// ListRefunds lists a payment's refunds, oldest first.
+func (q Queries) ListRefunds(ctx context.Context, paymentID string) ([]payment.Refund, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, payment_id, amount_minor, status, created_at, completed_at
+		FROM refunds WHERE payment_id = $1 ORDER BY created_at, id`, paymentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []payment.Refund{}
+	for rows.Next() {
+		var (
+			r         payment.Refund
+			created   int64
+			completed sql.NullInt64
+		)
+		if err := rows.Scan(&r.ID, &r.PaymentID, &r.AmountMinor, &r.Status, &created, &completed); err != nil {
+			return nil, err
+		}
+		r.CreatedAt, r.CompletedAt = fromMicros(created), timePtr(completed)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// OpenOperations lists a payment's operations that are not done.
+func (q Queries) OpenOperations(ctx context.Context, paymentID string) ([]payment.Operation, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations
+		WHERE payment_id = $1 AND state <> $2 ORDER BY created_at, id`, paymentID, payment.OpDone)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []payment.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *op)
+	}
+	return out, rows.Err()
+}
