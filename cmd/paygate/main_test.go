@@ -56,7 +56,7 @@ func (o *output) String() string {
 // instance is a running `paygate serve`.
 type instance struct {
 	url, accessKey, secret string
-	stdout                 *output
+	stdout, stderr         *output
 	stop                   func() error
 }
 
@@ -70,8 +70,9 @@ func start(t *testing.T, env map[string]string) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newOutput(`listening on (http://\S+)`)
 	done := make(chan error, 1)
+	errOut := &output{}
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, getenvFrom(env), nil, out, &bytes.Buffer{})
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "debug"}, getenvFrom(env), nil, out, errOut)
 	}()
 	var url string
 	select {
@@ -83,7 +84,7 @@ func start(t *testing.T, env map[string]string) *instance {
 		cancel()
 		t.Fatalf("serve did not start:\n%s", out.String())
 	}
-	in := &instance{url: url, stdout: out}
+	in := &instance{url: url, stdout: out, stderr: errOut}
 	if m := regexp.MustCompile(`access key\s+(ak_\S+)\s+secret\s+(sk_\S+)`).FindStringSubmatch(out.String()); m != nil {
 		in.accessKey, in.secret = m[1], m[2]
 	}

@@ -33,6 +33,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	proxies := fs.String("trusted-proxies", getenv("PAYGATE_TRUSTED_PROXIES"), "comma-separated CIDRs whose X-Forwarded-For is believed (PAYGATE_TRUSTED_PROXIES)")
 	rateLimit := fs.Int("rate-limit", envInt(getenv, "PAYGATE_RATE_LIMIT", 100), "requests per second per access key, 0 for none (PAYGATE_RATE_LIMIT)")
 	workers := fs.Int("workers", envInt(getenv, "PAYGATE_WORKERS", 20), "background jobs run at once (PAYGATE_WORKERS)")
+	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
@@ -43,11 +44,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	started := time.Now()
+	if db.databaseURL == "" {
+		unlock, err := lockDataDir(db.dataDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	a, err := db.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	if n, err := a.store.RequeueInterruptedJobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		a.log.Warn("requeued jobs interrupted by the last stop", "jobs", n)
+	}
 
 	registry, closeProviders, err := prov.start(a.env, db.dataDir, a)
 	if err != nil {
@@ -58,9 +71,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := server.NewMetrics(a.store.DB())
 	workerSet := river.NewWorkers()
-	addPaymentWorkers(workerSet, engine(a.store, a.payments, a, 2*time.Second), a.store, a.now)
+	eng := engine(a.store, a.payments, a, 2*time.Second)
+	eng.CrashAt = getenv("PAYGATE_CRASH_AT")
+	addPaymentWorkers(workerSet, eng, a.store, a.now)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
-		Work: true, MaxWorkers: *workers, Log: a.log,
+		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
 	})
 	if err != nil {

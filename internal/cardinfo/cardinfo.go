@@ -117,12 +117,15 @@ func ValidBIN(s string) bool {
 	return (len(s) == 6 || len(s) == 8) && card.Digits(s)
 }
 
-// errInvalidBIN never quotes the value: it may be a whole card number.
-var errInvalidBIN = fault.OnField(fault.InvalidBIN, "bin",
-	"bin must be exactly 6 or 8 digits: the start of a card number, never the whole number")
+// invalidBIN never quotes the value: it may be a whole card number.
+func invalidBIN() error {
+	return fault.OnField(fault.InvalidBIN, "bin",
+		"bin must be exactly 6 or 8 digits: the start of a card number, never the whole number")
+}
 
-var errBINNotFound = fault.OnField(fault.BINNotFound, "bin",
-	"neither the BIN base nor the payment provider knows this BIN")
+func binNotFound() error {
+	return fault.OnField(fault.BINNotFound, "bin", "neither the BIN base nor the payment provider knows this BIN")
+}
 
 // Lookup answers endpoint 17: the active version first (Source BINBase),
 // then fallback when the version does not cover the BIN (Source Provider).
@@ -131,7 +134,7 @@ var errBINNotFound = fault.OnField(fault.BINNotFound, "bin",
 // provider had to be asked and could not answer.
 func (s *Service) Lookup(ctx context.Context, bin string, fallback Fallback) (Info, error) {
 	if !ValidBIN(bin) {
-		return Info{}, errInvalidBIN
+		return Info{}, invalidBIN()
 	}
 	e, ok, err := s.Store.MatchBIN(ctx, bin)
 	if err != nil {
@@ -141,7 +144,7 @@ func (s *Service) Lookup(ctx context.Context, bin string, fallback Fallback) (In
 		return Info{BIN: bin, Details: e.Details, Source: BINBase}, nil
 	}
 	if fallback == nil {
-		return Info{}, errBINNotFound
+		return Info{}, binNotFound()
 	}
 	p, err := fallback(ctx, bin)
 	if err != nil {
@@ -150,7 +153,7 @@ func (s *Service) Lookup(ctx context.Context, bin string, fallback Fallback) (In
 		}
 		switch provider.KindOf(err) {
 		case provider.NotFound, provider.Unsupported:
-			return Info{}, errBINNotFound
+			return Info{}, binNotFound()
 		}
 		if s.Log != nil {
 			s.Log.Warn("provider BIN lookup failed", "kind", string(provider.KindOf(err)), "error", err)
@@ -160,7 +163,7 @@ func (s *Service) Lookup(ctx context.Context, bin string, fallback Fallback) (In
 	}
 	d := fromProvider(p)
 	if d == (Details{}) {
-		return Info{}, errBINNotFound
+		return Info{}, binNotFound()
 	}
 	return Info{BIN: bin, Details: d, Source: Provider}, nil
 }

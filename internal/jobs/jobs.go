@@ -27,6 +27,10 @@ type Options struct {
 	Log        *slog.Logger
 	// Time stubs River's clock in tests; nil is the real clock.
 	Time rivertype.TimeGenerator
+	// RescueAfter is how long a job may stay running before River hands it
+	// to another worker (its process is taken for dead); default 2 minutes.
+	// It must exceed every job's timeout.
+	RescueAfter time.Duration
 	// OnFinished is told of every finished job (for metrics).
 	OnFinished func(kind, outcome string)
 }
@@ -44,12 +48,13 @@ func Driver(s *store.Store) riverdriver.Driver[*sql.Tx] {
 func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o Options) (*river.Client[*sql.Tx], error) {
 	river.AddWorker(workers, &PurgeWorker{Store: s, Now: now})
 	cfg := &river.Config{
-		Workers:           workers,
-		Logger:            o.Log,
-		FetchPollInterval: or(o.Poll, 100*time.Millisecond),
-		FetchCooldown:     20 * time.Millisecond,
-		JobTimeout:        2 * time.Minute,
-		Test:              river.TestConfig{Time: o.Time},
+		Workers:              workers,
+		Logger:               o.Log,
+		FetchPollInterval:    or(o.Poll, 100*time.Millisecond),
+		FetchCooldown:        20 * time.Millisecond,
+		JobTimeout:           time.Minute,
+		RescueStuckJobsAfter: or(o.RescueAfter, 2*time.Minute),
+		Test:                 river.TestConfig{Time: o.Time},
 	}
 	if o.Work {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: orInt(o.MaxWorkers, 20)}}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -50,6 +52,20 @@ type Engine struct {
 	// PollEvery is how often a payment waiting for a 3DS or redirect step
 	// asks the provider for the outcome.
 	PollEvery time.Duration
+	// CrashAt kills the process at a point of an operation, for the crash
+	// tests only (PAYGATE_CRASH_AT): "before_call" (after the request's
+	// commit, before the provider call) or "after_call" (the provider has
+	// answered, nothing recorded yet). Empty in normal operation.
+	CrashAt string
+}
+
+// crash kills the process without any cleanup, as kill -9 does.
+func (e *Engine) crash(point string) {
+	if e.CrashAt == point {
+		e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // never returns
+	}
 }
 
 // OperateArgs runs one operation.
@@ -112,6 +128,7 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 	if err != nil {
 		return err
 	}
+	e.crash("before_call")
 	var res provider.PayResult
 	if op.State == OpInquiring {
 		res, err = prov.Status(ctx, provider.StatusRequest{OperationID: op.ID, Profile: ch.Profile})
@@ -122,6 +139,7 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 	} else {
 		res, err = e.send(ctx, prov, ch, op, p)
 	}
+	e.crash("after_call")
 	if err != nil {
 		return e.failed(ctx, op, ch, err, attempt, maxAttempts)
 	}

@@ -254,3 +254,19 @@ func Unreachable(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") ||
 		strings.Contains(msg, "connection refused")
 }
+
+// RequeueInterruptedJobs makes jobs left running by a killed process
+// available again. Only for SQLite, where one serve process owns the data
+// folder (serve holds a lock file), so every running job at start was
+// interrupted; on PostgreSQL other live processes may be running them, and
+// River's rescuer handles the dead ones after its window.
+func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
+	if s.dialect != SQLite {
+		return 0, nil
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+)
+
+// buildBinary builds paygate once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "paygate")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+	return bin
+}
+
+// spawn starts the binary and waits for a line matching pattern.
+func spawn(t *testing.T, bin string, env []string, pattern string, args ...string) (*exec.Cmd, *output, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out := newOutput(pattern)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	select {
+	case m := <-out.found:
+		return cmd, out, m
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%v did not start:\n%s\n%s", args, out.String(), stderr.String())
+	}
+	return nil, nil, ""
+}
+
+// TestCrashes kills the real binary (SIGKILL, from inside, at an exact
+// point) after the payment's commit and before the provider call, and after
+// the provider call before Paygate records the outcome. After a restart
+// each payment has exactly one charge in the acquirer's ledger and the right
+// final status.
+func TestCrashes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the binary")
+	}
+	bin := buildBinary(t)
+	_, acqOut, acqURL := spawn(t, bin, nil, `listening on (http://\S+)`, "sandbox-acquirer", "--addr", "127.0.0.1:0")
+	acqKey := regexp.MustCompile(`api key (\S+)`).FindStringSubmatch(acqOut.String())[1]
+	ledger := sandbox.NewAdapter(acqURL, acqKey, http.DefaultClient)
+
+	dataDir := t.TempDir()
+	serveArgs := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--sandbox-url", acqURL, "--sandbox-key", acqKey}
+	listening := `listening on (http://\S+)`
+	var access, secret string
+
+	for i, point := range []string{"before_call", "after_call"} {
+		amount := int64(4200 + i) // tells the two payments apart in the ledger
+		t.Run(point, func(t *testing.T) {
+			cmd, out, url := spawn(t, bin, []string{"PAYGATE_CRASH_AT=" + point}, listening, serveArgs...)
+			if m := regexp.MustCompile(`access key\s+(ak_\S+)\s+secret\s+(sk_\S+)`).FindStringSubmatch(out.String()); m != nil {
+				access, secret = m[1], m[2]
+			}
+			c := client.New(url, access, secret)
+			var p openapi.Payment
+			body := fmt.Sprintf(`{"order_id":"crash-%s","amount_minor":%d,"currency":"USD","customer":{"email":"a@b.example"},
+				"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
+				point, amount, time.Now().Year()+1)
+			require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/payments/direct", json.RawMessage(body), &p))
+			require.Equal(t, "processing", p.Status)
+
+			// The process kills itself at the point; wait for it to be gone.
+			err := cmd.Wait()
+			require.Error(t, err, "the process was killed")
+
+			_, _, url = spawn(t, bin, nil, listening, serveArgs...)
+			c = client.New(url, access, secret)
+			var got openapi.Payment
+			require.Eventually(t, func() bool {
+				got = openapi.Payment{}
+				require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/payments/"+p.PaymentID, nil, &got))
+				return got.Final
+			}, 60*time.Second, 50*time.Millisecond)
+			require.Equal(t, "succeeded", got.Status)
+
+			entries, err := ledger.Ledger(context.Background())
+			require.NoError(t, err)
+			charges := 0
+			for _, e := range entries {
+				if e.Kind == sandbox.EntryCharge && e.AmountMinor == amount {
+					charges++
+				}
+			}
+			require.Equal(t, 1, charges, "exactly one charge for the payment")
+		})
+	}
+}

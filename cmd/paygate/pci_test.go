@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store/storetest"
+)
+
+// The canaries: a Luhn-valid Visa number no test table knows, a CVV, the
+// sandbox's mobile number, and a marker inside a wallet payload.
+const (
+	canaryCard   = "4000056655665556"
+	canaryCVV    = "8317"
+	canaryPhone  = "2025550100"
+	canaryWallet = "wallet-canary-5d1e"
+)
+
+// TestPCICanary runs payments with canary data through every path that
+// carries card data, then scans the database, the logs (debug level), the
+// job arguments and every answer: none of it appears anywhere (decisions 8).
+func TestPCICanary(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			ctx := context.Background()
+			env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
+			if db.Name == "postgres" {
+				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
+			}
+			srv := start(t, env)
+			c := client.New(srv.url, srv.accessKey, srv.secret)
+			var answers strings.Builder
+			do := func(method, target, body string) openapi.Payment {
+				resp, err := c.Do(ctx, client.Request{Method: method, Target: target, Body: []byte(body)})
+				require.NoError(t, err)
+				answers.Write(resp.Body)
+				var p openapi.Payment
+				_ = json.Unmarshal(resp.Body, &p)
+				return p
+			}
+			year := time.Now().Year() + 1
+			customer := `"customer":{"first_name":"A","last_name":"B","email":"a@b.example","phone":"+44 20 7946 0000","billing_address":{"country":"GB","line1":"1 St"}}`
+			card := func(mode string) string {
+				return fmt.Sprintf(`{"order_id":"pci","amount_minor":100,"currency":"USD",%s,"operation_mode":%q,"customer_reference":"pci-payer","save_payment_method":true,
+					"payment_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"A B"}}}`,
+					customer, mode, canaryCard, year, canaryCVV)
+			}
+			var ids []string
+			ids = append(ids, do("POST", "/api/v1/payments/direct", card("charge")).PaymentID)
+			ids = append(ids, do("POST", "/api/v1/payments/direct", card("authorize")).PaymentID)
+			ids = append(ids, do("POST", "/api/v1/payments/direct",
+				`{"order_id":"pci-m","amount_minor":100,"currency":"USD","payment_method":{"type":"mobile","mobile":{"phone":"+1 202-555-0100"}}}`).PaymentID)
+			ids = append(ids, do("POST", "/api/v1/payments/direct", fmt.Sprintf(
+				`{"order_id":"pci-w","amount_minor":100,"currency":"USD","payment_method":{"type":"apple_pay","wallet":{"token":"sandbox_success","extra":%q}}}`, canaryWallet)).PaymentID)
+			// A card number sent where it does not belong, and an invalid one.
+			do("POST", "/api/v1/payments/direct", strings.Replace(card("charge"), `"order_id":"pci"`, `"order_id":"pci","nick":"`+canaryCard+`"`, 1))
+			do("POST", "/api/v1/payments/direct", strings.Replace(card("charge"), canaryCard, canaryCard[:15]+"1", 1))
+
+			// Drive every payment to the end: confirm the mobile one, capture the hold.
+			for _, id := range ids {
+				var p openapi.Payment
+				require.Eventually(t, func() bool {
+					p = do("GET", "/api/v1/payments/"+id, "")
+					return p.Status != "processing"
+				}, 30*time.Second, 20*time.Millisecond)
+				switch p.Status {
+				case "requires_action":
+					do("POST", "/api/v1/payments/"+id+"/confirm", `{"value":"123456"}`)
+				case "authorized":
+					do("POST", "/api/v1/payments/"+id+"/capture", ``)
+				}
+				require.Eventually(t, func() bool { return do("GET", "/api/v1/payments/"+id, "").Final }, 30*time.Second, 20*time.Millisecond, id)
+			}
+			do("GET", "/api/v1/payments", "")
+			require.NoError(t, srv.stop()) // flush everything to disk
+
+			dump := databaseText(t, db.Name, env)
+			for name, text := range map[string]string{"database": dump, "logs": srv.stderr.String(), "answers": answers.String()} {
+				for _, canary := range []string{canaryCard, canaryCard[:15] + "1", canaryPhone, canaryWallet} {
+					require.NotContains(t, text, canary, "%s holds a canary", name)
+				}
+			}
+			require.NotContains(t, srv.stderr.String(), canaryCVV)
+			require.NotContains(t, answers.String(), canaryCVV)
+			require.NotContains(t, strings.ToLower(dump), `"cvv"`, "no CVV field is stored, even sealed data is gone")
+			require.Contains(t, answers.String(), "400005******5556", "the mask is what remains")
+			// Controls: the scans do see what is stored and logged in clear.
+			require.Contains(t, dump, "pci-payer")
+			require.Contains(t, dump, "400005******5556")
+			require.Contains(t, dump, "payment.operate", "job arguments are part of the scan")
+			require.Contains(t, srv.stderr.String(), `"route":"POST /api/v1/payments/direct"`)
+		})
+	}
+}
+
+// databaseText is everything the database holds, as text: the SQLite files
+// byte for byte, or every PostgreSQL table row as text (River's jobs too).
+func databaseText(t *testing.T, dbName string, env map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	if dbName == "sqlite" {
+		files, err := filepath.Glob(filepath.Join(env["PAYGATE_DATA_DIR"], "*"))
+		require.NoError(t, err)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			b.Write(data)
+		}
+		return b.String()
+	}
+	db, err := sql.Open("pgx", env["PAYGATE_DATABASE_URL"])
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
+	require.NoError(t, err)
+	var tables []string
+	for rows.Next() {
+		var n string
+		require.NoError(t, rows.Scan(&n))
+		tables = append(tables, n)
+	}
+	rows.Close()
+	require.Contains(t, tables, "river_job")
+	for _, table := range tables {
+		var text sql.NullString
+		require.NoError(t, db.QueryRow(`SELECT string_agg(t::text, E'\n') FROM "`+table+`" t`).Scan(&text))
+		b.WriteString(text.String)
+	}
+	return b.String()
+}
