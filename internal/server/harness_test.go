@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -69,6 +70,7 @@ type options struct {
 	rateLimit   int
 	work        bool // run River workers
 	faults      sandbox.Faults
+	proxies     []netip.Prefix
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 }
 
@@ -121,7 +123,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	}
 
 	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
-		RateLimit: o.rateLimit}, server.Deps{Store: s, Merchants: merchants, Payments: payments, Log: log, Now: clk.Now,
+		RateLimit: o.rateLimit, TrustedProxies: o.proxies}, server.Deps{Store: s, Merchants: merchants, Payments: payments, Log: log, Now: clk.Now,
 		Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)
