@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "sessions", "sessions | session-get | channels")
+	scenario := flag.String("scenario", "sessions", "sessions | session-get | channels | direct | direct-complete | payment-get")
 	db := flag.String("db", "sqlite", "sqlite or postgres")
 	rate := flag.Int("rate", 200, "requests per second offered (open loop)")
 	duration := flag.Duration("duration", 10*time.Second, "how long to offer load (bounded: at most 2m)")

@@ -136,6 +136,8 @@ type result struct {
 	p50, p95, p99, mx time.Duration
 	cpuPerK           time.Duration
 	statuses          map[string]int
+	completed         float64 // payments settled per second, first request to last settled
+	completedIn       time.Duration
 }
 
 func (r result) print(w io.Writer) {
@@ -145,6 +147,9 @@ func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)
 	fmt.Fprintf(w, "  latency p50/p95/p99 %s / %s / %s (max %s)\n", r.p50.Round(10*time.Microsecond), r.p95.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.mx.Round(10*time.Microsecond))
 	fmt.Fprintf(w, "  server CPU          %s per 1000 requests\n", r.cpuPerK.Round(time.Millisecond))
+	if r.completed > 0 {
+		fmt.Fprintf(w, "  completed           %.1f payments/s (all %d final after %s)\n", r.completed, r.requests, r.completedIn.Round(time.Millisecond))
+	}
 }
 
 func runScenario(ctx context.Context, c config) (result, error) {
@@ -169,10 +174,17 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	}
 	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
 	var m vegeta.Metrics
+	started := time.Now()
 	for res := range attacker.Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
 		m.Add(res)
 	}
 	m.Close()
+	var completed time.Duration
+	if c.scenario == "direct-complete" {
+		if completed, err = waitSettled(ctx, cl, time.Since(started)); err != nil {
+			return result{}, err
+		}
+	}
 	cpuAfter, err := processCPU(pg.cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
@@ -181,6 +193,10 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		p50: m.Latencies.P50, p95: m.Latencies.P95, p99: m.Latencies.P99, mx: m.Latencies.Max, statuses: m.StatusCodes}
 	if m.Requests > 0 {
 		r.cpuPerK = (cpuAfter - cpuBefore) * 1000 / time.Duration(m.Requests)
+	}
+	if completed > 0 {
+		r.completed = float64(m.Requests) / completed.Seconds()
+		r.completedIn = completed
 	}
 	return r, nil
 }
@@ -214,6 +230,16 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 		return sign(http.MethodGet, "/api/v1/payment-sessions/"+p.SessionID, nil), nil
 	case "channels":
 		return sign(http.MethodGet, "/api/v1/payment-channels", nil), nil
+	case "direct", "direct-complete":
+		return sign(http.MethodPost, "/api/v1/payments/direct", directBody()), nil
+	case "payment-get":
+		var p struct {
+			PaymentID string `json:"payment_id"`
+		}
+		if err := cl.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(directBody()), &p); err != nil {
+			return nil, err
+		}
+		return sign(http.MethodGet, "/api/v1/payments/"+p.PaymentID, nil), nil
 	}
 	return nil, fmt.Errorf("unknown scenario %q", name)
 }
@@ -230,4 +256,31 @@ func processCPU(pid int) (time.Duration, error) {
 	stime, _ := strconv.ParseInt(fields[12], 10, 64)
 	const clkTck = 100 // USER_HZ on Linux
 	return time.Duration(utime+stime) * time.Second / clkTck, nil
+}
+
+// directBody is a Mastercard charge that the sandbox approves.
+func directBody() []byte {
+	return []byte(fmt.Sprintf(`{"order_id":"bench","amount_minor":1999,"currency":"USD","customer":{"email":"bench@example.com"},
+		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
+		time.Now().Year()+2))
+}
+
+// waitSettled waits until no payment is processing and returns how long it
+// took from the first request.
+func waitSettled(ctx context.Context, cl *client.Client, sinceStart time.Duration) (time.Duration, error) {
+	start := time.Now().Add(-sinceStart)
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var page struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := cl.JSON(ctx, "GET", "/api/v1/payments?status=processing&limit=1", nil, &page); err != nil {
+			return 0, err
+		}
+		if len(page.Items) == 0 {
+			return time.Since(start), nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, errors.New("payments did not settle within 2 minutes")
 }

@@ -95,6 +95,7 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
 		payments:  &payment.Service{Sealer: kr, Now: now, NewID: newID},
 		bins:      &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log},
 	}
+	a.payments.BINs = a.bins
 	// The default BIN version, on the first start only (docs/bins.md).
 	if err := s.InTx(ctx, func(tx *store.Tx) error { _, err := a.bins.Seed(ctx, tx); return err }); err != nil {
 		s.Close()

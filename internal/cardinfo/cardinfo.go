@@ -189,6 +189,17 @@ func fromProvider(p provider.BINInfo) Details {
 // the base does not cover the card or cannot be read; the number is never
 // logged or kept.
 func (s *Service) Classify(ctx context.Context, number string) (Info, bool) {
+	return s.ClassifyIn(ctx, s.Store, number)
+}
+
+// Matcher is the BIN lookup of a store or of one of its transactions.
+type Matcher interface {
+	MatchBIN(ctx context.Context, bin string) (e Entry, ok bool, err error)
+}
+
+// ClassifyIn is Classify through q: inside a request's transaction, pass
+// the transaction (on SQLite the store itself would wait for it).
+func (s *Service) ClassifyIn(ctx context.Context, q Matcher, number string) (Info, bool) {
 	bin := card.BIN(number, 8)
 	if bin == "" {
 		bin = card.BIN(number, 6)
@@ -196,7 +207,7 @@ func (s *Service) Classify(ctx context.Context, number string) (Info, bool) {
 	if bin == "" {
 		return Info{}, false
 	}
-	e, ok, err := s.Store.MatchBIN(ctx, bin)
+	e, ok, err := q.MatchBIN(ctx, bin)
 	if err != nil {
 		if s.Log != nil && !errors.Is(err, context.Canceled) {
 			s.Log.Warn("BIN base lookup failed while classifying a card", "error", err)

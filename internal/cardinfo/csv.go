@@ -59,6 +59,7 @@ type ImportError struct {
 	More     int // problems found beyond those listed
 }
 
+// Error lists the problems, one a line.
 func (e *ImportError) Error() string {
 	var b strings.Builder
 	b.WriteString("the BIN file was not imported:")

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
@@ -38,6 +39,9 @@ type NewDirect struct {
 	Device        json.RawMessage
 	// From the HTTP request itself, not the body (client API DeviceSnapshot).
 	AcceptHeader, UserAgent, PayerIP string
+	// Scheme of the card, from the BIN base when it covers the card
+	// (CreateDirect sets it), else from the scheme table.
+	Scheme string
 }
 
 // e164 is the mobile phone rule, checked after stripping (client API).
@@ -86,7 +90,10 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 		if n.Card.ExpYear > y+50 {
 			return fault.OnField(fault.ValidationError, "payment_method.card.expire_year", "is too far in the future")
 		}
-		if f := schemeRules(card.Scheme(n.Card.Number), n.Customer); f != nil {
+		if n.Scheme == "" {
+			n.Scheme = card.Scheme(n.Card.Number)
+		}
+		if f := schemeRules(n.Scheme, n.Customer); f != nil {
 			return f
 		}
 	case MethodApplePay, MethodGooglePay, MethodSamsungPay:
@@ -178,6 +185,7 @@ func (n *NewDirect) capabilities() []provider.Capability {
 type DirectTx interface {
 	SessionTx
 	CreateOperation(ctx context.Context, op *Operation, sealed []byte) error
+	cardinfo.Matcher
 }
 
 // Providers finds a provider by name.
@@ -193,6 +201,13 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if in.Method == MethodCard && !key.DirectCardData {
 		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "payment_method.card",
 			"this key may not send raw card data; use a hosted session")
+	}
+	if in.Card != nil && s.BINs != nil {
+		// The same BIN base that answers GET /cards/information classifies
+		// the card, through this transaction.
+		if info, ok := s.BINs.ClassifyIn(ctx, tx, in.Card.Number); ok {
+			in.Scheme = info.Scheme
+		}
 	}
 	if f := in.Check(now); f != nil {
 		return nil, f
@@ -241,7 +256,7 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 		p.Locale = "ru"
 	}
 	if in.Card != nil {
-		p.MaskedCard, p.CardScheme = card.Mask(in.Card.Number), card.Scheme(in.Card.Number)
+		p.MaskedCard, p.CardScheme = card.Mask(in.Card.Number), in.Scheme
 	}
 	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
@@ -75,6 +76,8 @@ type Service struct {
 	Now       func() time.Time
 	NewID     func() string
 	Providers Providers
+	// BINs classifies cards at payment time; nil: the scheme table only.
+	BINs *cardinfo.Service
 }
 
 // customerAAD binds sealed customer data to its payment.

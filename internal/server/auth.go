@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/logging"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/signature"
 	"github.com/paygate/paygate/internal/store"
@@ -35,8 +36,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, body []byte)
 	bad := func() *fault.Error {
 		f := fault.OnField(fault.InvalidSignature, "X-Signature", "the signature does not match the request, or the key is unknown or revoked")
 		if s.cfg.Environment == merchant.Sandbox {
-			// Sandbox only: what the server signed, to debug a client (never the secret).
-			f.Details = map[string]any{"canonical_string": canonical}
+			// Sandbox only: what the server signed, to debug a client (never
+			// the secret). A card number sent in the query is masked here too.
+			f.Details = map[string]any{"canonical_string": logging.MaskCardNumbers(canonical)}
 		}
 		return f
 	}

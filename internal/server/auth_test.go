@@ -97,6 +97,15 @@ func TestAuthentication(t *testing.T) {
 			require.NotContains(t, string(b), e.a.Secret)
 		})
 
+		t.Run("the canonical string never shows a card number", func(t *testing.T) {
+			r := signed(t, e.a, "GET", "/api/v1/cards/information?bin=4242424242424242", "", nil)
+			r.Header.Set("X-Signature", "AAAA")
+			status, _, b := send(t, r, "")
+			require.Equal(t, http.StatusUnauthorized, status)
+			require.NotContains(t, string(b), "4242424242424242")
+			require.Contains(t, decodeError(t, b).Error.Details["canonical_string"], "?bin=424242")
+		})
+
 		t.Run("unknown key and wrong secret are not told apart", func(t *testing.T) {
 			stranger := client.New(e.url, "ak_sandbox_unknown", e.a.Secret)
 			stranger.Now, stranger.Retries = e.clock.Now, 0

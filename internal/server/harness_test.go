@@ -105,6 +105,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		}}
 	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
+	payments.BINs = bins
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &payment.ExpireSessionWorker{Store: s, Now: clk.Now})
