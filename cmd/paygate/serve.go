@@ -34,9 +34,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	rateLimit := fs.Int("rate-limit", envInt(getenv, "PAYGATE_RATE_LIMIT", 100), "requests per second per access key, 0 for none (PAYGATE_RATE_LIMIT)")
 	workers := fs.Int("workers", envInt(getenv, "PAYGATE_WORKERS", 20), "background jobs run at once (PAYGATE_WORKERS)")
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
+	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
+	}
+	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout {
+		return usageError{"want --provider-timeout < --job-timeout <= --rescue-after"}
 	}
 	trusted, err := parsePrefixes(*proxies)
 	if err != nil {
@@ -72,10 +76,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metrics := server.NewMetrics(a.store.DB())
 	workerSet := river.NewWorkers()
 	eng := engine(a.store, a.payments, a, 2*time.Second)
-	eng.CrashAt = getenv("PAYGATE_CRASH_AT")
+	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
 	addPaymentWorkers(workerSet, eng, a.store, a.now)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
-		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter,
+		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
 	})
 	if err != nil {

@@ -31,6 +31,8 @@ type Options struct {
 	// to another worker (its process is taken for dead); default 2 minutes.
 	// It must exceed every job's timeout.
 	RescueAfter time.Duration
+	// JobTimeout bounds a job; default 1 minute.
+	JobTimeout time.Duration
 	// OnFinished is told of every finished job (for metrics).
 	OnFinished func(kind, outcome string)
 }
@@ -52,7 +54,7 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 		Logger:               o.Log,
 		FetchPollInterval:    or(o.Poll, 100*time.Millisecond),
 		FetchCooldown:        20 * time.Millisecond,
-		JobTimeout:           time.Minute,
+		JobTimeout:           or(o.JobTimeout, time.Minute),
 		RescueStuckJobsAfter: or(o.RescueAfter, 2*time.Minute),
 		Test:                 river.TestConfig{Time: o.Time},
 	}

@@ -57,6 +57,9 @@ type Engine struct {
 	// commit, before the provider call) or "after_call" (the provider has
 	// answered, nothing recorded yet). Empty in normal operation.
 	CrashAt string
+	// OpTimeout bounds one operate job (the provider call and its
+	// bookkeeping); it must exceed the provider call timeout. Zero: 1 minute.
+	OpTimeout time.Duration
 }
 
 // crash kills the process without any cleanup, as kill -9 does.
@@ -91,7 +94,12 @@ func (w *OperateWorker) NextRetry(job *river.Job[OperateArgs]) time.Time {
 }
 
 // Timeout bounds one provider call and its bookkeeping.
-func (w *OperateWorker) Timeout(*river.Job[OperateArgs]) time.Duration { return time.Minute }
+func (w *OperateWorker) Timeout(*river.Job[OperateArgs]) time.Duration {
+	if w.Engine.OpTimeout > 0 {
+		return w.Engine.OpTimeout
+	}
+	return time.Minute
+}
 
 // Work runs the operation.
 func (w *OperateWorker) Work(ctx context.Context, job *river.Job[OperateArgs]) error {
