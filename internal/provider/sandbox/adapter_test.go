@@ -133,14 +133,17 @@ func TestAdapterRefusesLocally(t *testing.T) {
 	unknownProfile := payReq("4242424242424242")
 	unknownProfile.Profile = "nope"
 	for name, call := range map[string]func() error{
-		"two instruments":  func() error { _, err := a.Pay(ctx, two); return err },
-		"no operation id":  func() error { _, err := a.Pay(ctx, noOp); return err },
-		"wallet not JSON":  func() error { _, err := a.Pay(ctx, badWallet); return err },
-		"unknown profile":  func() error { _, err := a.Pay(ctx, unknownProfile); return err },
-		"BIN is a PAN":     func() error { _, err := a.BIN(ctx, "4242424242424242"); return err },
-		"BIN of 7":         func() error { _, err := a.BIN(ctx, "4242424"); return err },
-		"capture, no id":   func() error { _, err := a.Capture(ctx, provider.CaptureRequest{OperationID: op()}); return err },
-		"verify, no code":  func() error { _, err := a.Verify(ctx, provider.VerifyRequest{OperationID: op(), ProviderID: "v"}); return err },
+		"two instruments": func() error { _, err := a.Pay(ctx, two); return err },
+		"no operation id": func() error { _, err := a.Pay(ctx, noOp); return err },
+		"wallet not JSON": func() error { _, err := a.Pay(ctx, badWallet); return err },
+		"unknown profile": func() error { _, err := a.Pay(ctx, unknownProfile); return err },
+		"BIN is a PAN":    func() error { _, err := a.BIN(ctx, "4242424242424242"); return err },
+		"BIN of 7":        func() error { _, err := a.BIN(ctx, "4242424"); return err },
+		"capture, no id":  func() error { _, err := a.Capture(ctx, provider.CaptureRequest{OperationID: op()}); return err },
+		"verify, no code": func() error {
+			_, err := a.Verify(ctx, provider.VerifyRequest{OperationID: op(), ProviderID: "v"})
+			return err
+		},
 		"status, no op id": func() error { _, err := a.Status(ctx, provider.StatusRequest{}); return err },
 	} {
 		t.Run(name, func(t *testing.T) { kind(t, call(), provider.Invalid) })
@@ -170,12 +173,14 @@ func TestBIN(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	tests := []struct{ bin, issuer, level, code, scheme string }{
-		{"424242", "Sandbox Bank", "classic", "US", "visa"},
-		{"42424242", "Sandbox Bank", "signature", "US", "visa"},
-		{"400012", "Sandbox Test Bank", "classic", "GB", "visa"},
-		{"555555", "Sandbox Bank", "standard", "US", "mastercard"},
+		{"424242", "Paygate Sandbox Bank", "classic", "US", "visa"},
+		{"42424242", "Paygate Sandbox Bank", "platinum", "US", "visa"},
+		{"42424299", "Paygate Sandbox Bank", "classic", "US", "visa"},
+		{"400012", "Paygate Sandbox Bank (test scenarios)", "classic", "US", "visa"},
+		{"555555", "Paygate Sandbox Bank", "standard", "US", "mastercard"},
 		{"220000", "Sandbox Bank RU", "classic", "RU", "mir"},
 		{"22000001", "Sandbox Bank UA", "premium", "UA", "mir"},
+		{"990001", "Sandbox Gift Cards", "gift", "IE", "private_label"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.bin, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -153,7 +154,8 @@ func (s *Server) runPost(r *http.Request, c *call, h handler) answer {
 	// so a retry may as well be judged afresh.
 	if a.status/100 == 2 {
 		s.st.Keys[c.key] = &keyRecord{Fingerprint: fp, Status: a.status, Body: a.body, Ref: a.ref, At: s.now()}
-		s.dirty = true
+		s.touch(ref{Kind: "key", ID: c.key})
+		s.touch(a.ref)
 	}
 	a.garble = s.unreadableLocked(a.ref, false)
 	return a
@@ -190,7 +192,7 @@ func (s *Server) unreadableLocked(x ref, query bool) bool {
 	}
 	if query {
 		b.Unreadable--
-		s.dirty = true
+		s.touch(x)
 	}
 	return true
 }
@@ -270,4 +272,38 @@ func decode(body []byte, v any, emptyOK bool) *answer {
 		return &a
 	}
 	return nil
+}
+
+func checkMoney(amount int64, currency string) *answer {
+	if amount < 1 {
+		a := invalid("amount_minor", "amount_minor must be at least 1")
+		return &a
+	}
+	if !currencyRe.MatchString(currency) {
+		a := invalid("currency", "currency must be three capital letters")
+		return &a
+	}
+	return nil
+}
+
+func checkReturnURL(raw string) *answer {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		a := invalid("return_url", "return_url must be an absolute http(s) URL")
+		return &a
+	}
+	return nil
+}
+
+// locale is one of the languages the sandbox's pages speak; the client
+// API's default is ru.
+func locale(l string) string {
+	switch l {
+	case "en", "ua", "ru":
+		return l
+	}
+	return "ru"
 }

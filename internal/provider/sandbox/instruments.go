@@ -193,22 +193,36 @@ type savedCard struct {
 }
 
 // binRow is one row of the BIN table: requests whose BIN starts with
-// Prefix get its data (the longest prefix wins).
+// prefix get its data (the longest prefix wins). The scheme comes from
+// internal/card unless the row names one.
 type binRow struct {
-	prefix                                        string
+	prefix, scheme                                string
 	kind, level, issuer, country, code, site, tel string
 }
 
+// testBINs: the rows for the test cards' BINs say what Paygate's default
+// BIN base says of them (docs/bins.md), so the two sources never disagree;
+// 990001 is outside every scheme's range, so Paygate's base does not cover
+// it and asks the sandbox (source "provider").
 var testBINs = []binRow{
-	{"42424242", "credit", "signature", "Sandbox Bank", "United States", "US", "https://bank.sandbox.example", "+1 202 555 0142"},
-	{"424242", "credit", "classic", "Sandbox Bank", "United States", "US", "https://bank.sandbox.example", "+1 202 555 0142"},
-	{"4000", "debit", "classic", "Sandbox Test Bank", "United Kingdom", "GB", "https://test-bank.sandbox.example", "+44 20 7946 0958"},
-	{"555555", "credit", "standard", "Sandbox Bank", "United States", "US", "https://bank.sandbox.example", "+1 202 555 0142"},
-	{"510510", "debit", "standard", "Sandbox Credit Union", "Canada", "CA", "https://cu.sandbox.example", "+1 613 555 0187"},
-	{"378282", "credit", "gold", "Sandbox Charge Card Co", "United States", "US", "https://charge.sandbox.example", "+1 202 555 0175"},
-	{"220000", "debit", "classic", "Sandbox Bank RU", "Russia", "RU", "https://ru.bank.sandbox.example", "+7 495 555 0100"},
-	{"22000001", "debit", "premium", "Sandbox Bank UA", "Ukraine", "UA", "https://ua.bank.sandbox.example", "+380 44 555 0100"},
+	{"42424242", "", "credit", "platinum", "Paygate Sandbox Bank", "United States", "US", usSite, usTel},
+	{"424242", "", "credit", "classic", "Paygate Sandbox Bank", "United States", "US", usSite, usTel},
+	{"55555555", "", "debit", "world", "Paygate Sandbox Bank", "United States", "US", usSite, usTel},
+	{"555555", "", "debit", "standard", "Paygate Sandbox Bank", "United States", "US", usSite, usTel},
+	{"40000000", "", "debit", "classic", "Paygate Sandbox Bank (test scenarios)", "United States", "US", usSite, usTel},
+	{"400000", "", "debit", "classic", "Paygate Sandbox Bank", "United States", "US", usSite, usTel},
+	{"4000", "", "debit", "classic", "Paygate Sandbox Bank (test scenarios)", "United States", "US", usSite, usTel},
+	{"510510", "", "debit", "standard", "Sandbox Credit Union", "Canada", "CA", "https://cu.sandbox.example", "+1 613 555 0187"},
+	{"378282", "", "credit", "gold", "Sandbox Charge Card Co", "United States", "US", "https://charge.sandbox.example", "+1 202 555 0175"},
+	{"220000", "", "debit", "classic", "Sandbox Bank RU", "Russia", "RU", "https://ru.bank.sandbox.example", "+7 495 555 0100"},
+	{"22000001", "", "debit", "premium", "Sandbox Bank UA", "Ukraine", "UA", "https://ua.bank.sandbox.example", "+380 44 555 0100"},
+	{"990001", "private_label", "prepaid", "gift", "Sandbox Gift Cards", "Ireland", "IE", "https://gift.sandbox.example", "+353 1 555 0100"},
 }
+
+const (
+	usSite = "https://bank.sandbox.example"
+	usTel  = "+1 202 555 0100"
+)
 
 // lookupBIN finds the longest row that prefixes bin.
 func lookupBIN(bin string) (binView, bool) {
@@ -222,7 +236,11 @@ func lookupBIN(bin string) (binView, bool) {
 	if best == nil {
 		return binView{}, false
 	}
-	return binView{Object: "bin", BIN: bin, Scheme: card.Scheme(bin), Type: best.kind, Level: best.level,
+	scheme := best.scheme
+	if scheme == "" {
+		scheme = card.Scheme(bin)
+	}
+	return binView{Object: "bin", BIN: bin, Scheme: scheme, Type: best.kind, Level: best.level,
 		Issuer: best.issuer, Country: best.country, CountryCode: best.code,
 		IssuerWebsite: best.site, IssuerPhone: best.tel}, true
 }

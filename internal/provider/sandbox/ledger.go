@@ -80,7 +80,6 @@ func (s *Server) recordLocked(e Entry) {
 	e.Seq = int64(len(s.st.Ledger)) + 1
 	e.At = s.now()
 	s.st.Ledger = append(s.st.Ledger, e)
-	s.dirty = true
 }
 
 // getLedger answers GET /v1/ledger[?kind=…&id=…] for tests in another

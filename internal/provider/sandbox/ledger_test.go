@@ -98,6 +98,48 @@ func TestStateFileSurvivesRestart(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }
 
+// The state file is a journal: one line per change, rewritten as a single
+// snapshot on start. A last line cut short by a kill was never answered,
+// and is dropped.
+func TestStateFileJournal(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	s, err := Open(Config{StateFile: file})
+	require.NoError(t, err)
+	h := httptest.NewServer(s)
+	a := NewAdapter(h.URL, s.APIKey(), nil)
+	var ops []string
+	for range 3 {
+		r := payReq("4242424242424242")
+		_, err := a.Pay(context.Background(), r)
+		require.NoError(t, err)
+		ops = append(ops, r.OperationID)
+	}
+	h.Close()
+	s.Close()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, 4, strings.Count(string(b), "\n"), "a snapshot and three changes")
+
+	torn := `{"ledger":[{"seq":4,"kind":"charge","operation_id":"op_torn"`
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(torn)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	s, err = Open(Config{StateFile: file})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Len(t, s.Ledger(), 3)
+	for _, op := range ops {
+		require.Equal(t, 1, s.Count(EntryCharge, op))
+	}
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "\n"), "compacted on start")
+	require.NotContains(t, string(b), "op_torn")
+}
+
 func TestStateFileUnreadable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "sandbox.json")
 	require.NoError(t, os.WriteFile(file, []byte("{not json"), 0o600))

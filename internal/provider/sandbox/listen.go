@@ -17,9 +17,11 @@ type Running struct {
 	APIKey string  // the key the adapter must present
 	Server *Server // for Ledger and Count in the same process
 
-	srv   *http.Server
-	done  chan error
-	fresh freshConns
+	srv       *http.Server
+	done      chan error
+	fresh     freshConns
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Listen starts a sandbox on addr (host:port; port 0 picks one). When
@@ -60,20 +62,23 @@ func (r *Running) Adapter(client *http.Client) *Adapter {
 }
 
 // Close releases withheld answers and stops the server, waiting at most
-// five seconds for requests in flight.
+// five seconds for requests in flight. Closing again returns the same.
 func (r *Running) Close() error {
-	r.Server.Close()
-	r.fresh.closeAll()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := r.srv.Shutdown(ctx)
-	if err != nil {
-		r.srv.Close()
-	}
-	if serr := <-r.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
+	r.closeOnce.Do(func() {
+		r.Server.Close()
+		r.fresh.closeAll()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := r.srv.Shutdown(ctx)
+		if err != nil {
+			r.srv.Close()
+		}
+		if serr := <-r.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+		r.closeErr = err
+	})
+	return r.closeErr
 }
 
 // ListenAndServe runs a sandbox on addr until ctx is done: the body of
@@ -88,7 +93,7 @@ func ListenAndServe(ctx context.Context, addr string, cfg Config) error {
 	case <-ctx.Done():
 		return r.Close()
 	case err := <-r.done:
-		r.done <- err // for Close
+		r.done <- err // for Close, which waits for it
 		r.Close()
 		return err
 	}

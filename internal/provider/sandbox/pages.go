@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/paygate/paygate/internal/card"
 )
 
 // The pages a payer sees at the sandbox: the issuer's 3DS challenge
@@ -83,7 +85,9 @@ func renderMessage(w http.ResponseWriter, status int, l labels, msg string) {
 }
 
 // outcome is what a page shows of a payment or payout, and where the payer
-// goes when it is over.
+// goes when it is over. The ids added to return_url are prefixed: Paygate
+// may pass its merchant's return_url on unchanged, and there payment_id
+// means Paygate's payment (decisions 9), not the sandbox's.
 type outcome struct {
 	locale, currency, status string
 	amount                   int64
@@ -94,9 +98,9 @@ type outcome struct {
 
 func (s *Server) outcomeLocked(id string) (outcome, bool) {
 	if p := s.st.Payments[id]; p != nil {
-		q := url.Values{"payment_id": {p.ID}, "status": {p.Status}}
+		q := url.Values{"sandbox_payment_id": {p.ID}, "status": {p.Status}}
 		if p.SessionID != "" {
-			q.Set("session_id", p.SessionID)
+			q.Set("sandbox_session_id", p.SessionID)
 		}
 		return outcome{locale: p.Locale, currency: p.Currency, status: p.Status, amount: p.AmountMinor,
 			awaiting: p.Status == stRequiresAction && p.Action == "three_ds", returnURL: p.ReturnURL, query: q}, true
@@ -104,7 +108,7 @@ func (s *Server) outcomeLocked(id string) (outcome, bool) {
 	if p := s.st.Payouts[id]; p != nil {
 		return outcome{locale: p.Locale, currency: p.Currency, status: p.Status, amount: p.AmountMinor,
 			awaiting: p.Status == stRequiresAction, returnURL: p.ReturnURL,
-			query: url.Values{"payout_id": {p.ID}, "status": {p.Status}}}, true
+			query: url.Values{"sandbox_payout_id": {p.ID}, "status": {p.Status}}}, true
 	}
 	return outcome{}, false
 }
@@ -163,14 +167,12 @@ func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
 		} else {
 			s.denyPaymentLocked(p)
 		}
-		s.dirty = true
 	} else if p := s.st.Payouts[id]; p != nil && p.Status == stRequiresAction {
 		if approve {
 			s.approvePayoutLocked(p, "")
 		} else {
 			s.denyPayoutLocked(p)
 		}
-		s.dirty = true
 	}
 	o, ok := s.outcomeLocked(id)
 	s.saveLocked()
@@ -248,7 +250,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, bad := s.resolveCard(wc, "card")
-	if bad != nil || wc.CVV == "" {
+	if bad != nil || wc.CVV == "" || !card.Luhn(wc.Number) { // a typo: let the payer fix it
 		amount := formatAmount(h.AmountMinor, h.Currency)
 		s.mu.Unlock()
 		render(w, http.StatusUnprocessableEntity, "checkout", pageData{L: l, Title: l.CheckoutTitle,
@@ -260,7 +262,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 	p.OperationID = h.OperationID // the ledger counts the session's operation
 	s.startPaymentLocked(p, in, s.base(r))
 	h.Status, h.PaymentID, h.UpdatedAt = stCompleted, p.ID, s.now()
-	s.dirty = true
+	s.touch(ref{Kind: "session", ID: h.ID})
 	o, _ := s.outcomeLocked(p.ID)
 	next := p.ActionURL
 	s.saveLocked()

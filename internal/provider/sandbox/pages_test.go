@@ -49,7 +49,7 @@ func TestChallengePage(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "merchant.example", back.Host)
 			require.Equal(t, "1", back.Query().Get("order"))
-			require.Equal(t, res.ProviderID, back.Query().Get("payment_id"))
+			require.Equal(t, res.ProviderID, back.Query().Get("sandbox_payment_id"))
 			require.Equal(t, string(tt.status), back.Query().Get("status"))
 
 			got, err = e.a.Confirm(ctx, provider.ConfirmRequest{OperationID: op(), ProviderID: res.ProviderID})
@@ -147,12 +147,12 @@ func TestHostedCheckout(t *testing.T) {
 			back, _ := url.Parse(resp.Header.Get("Location"))
 			require.Equal(t, "/return/abc", back.Path)
 			require.Equal(t, "succeeded", back.Query().Get("status"))
-			require.Equal(t, s.ProviderID, back.Query().Get("session_id"))
+			require.Equal(t, s.ProviderID, back.Query().Get("sandbox_session_id"))
 
 			got, err = e.a.Status(ctx, provider.StatusRequest{OperationID: r.OperationID})
 			require.NoError(t, err)
 			require.Equal(t, provider.StatusSucceeded, got.Status)
-			require.Equal(t, back.Query().Get("payment_id"), got.ProviderID)
+			require.Equal(t, back.Query().Get("sandbox_payment_id"), got.ProviderID)
 			require.Equal(t, 1, e.srv.Count(EntryCharge, r.OperationID))
 
 			// A finished session never shows the form again, nor pays twice.
@@ -165,10 +165,12 @@ func TestHostedCheckout(t *testing.T) {
 	}
 	t.Run("bad card shows the form again", func(t *testing.T) {
 		_, s := session("en", false)
-		resp, body := e.submit(s.URL, form("1234"))
-		require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
-		require.Contains(t, body, "Please check the card details.")
-		require.NotContains(t, body, "1234")
+		for _, number := range []string{"1234", "4242424242424241"} {
+			resp, body := e.submit(s.URL, form(number))
+			require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+			require.Contains(t, body, "Please check the card details.")
+			require.NotContains(t, body, number)
+		}
 	})
 	t.Run("3DS then authorized", func(t *testing.T) {
 		r, s := session("en", true)
@@ -183,7 +185,7 @@ func TestHostedCheckout(t *testing.T) {
 		resp, _ = e.submit(challenge, url.Values{"outcome": {"approve"}})
 		back, _ := url.Parse(resp.Header.Get("Location"))
 		require.Equal(t, "authorized", back.Query().Get("status"))
-		require.Equal(t, s.ProviderID, back.Query().Get("session_id"))
+		require.Equal(t, s.ProviderID, back.Query().Get("sandbox_session_id"))
 		got, err = e.a.Status(ctx, provider.StatusRequest{OperationID: r.OperationID})
 		require.NoError(t, err)
 		require.Equal(t, provider.StatusAuthorized, got.Status)

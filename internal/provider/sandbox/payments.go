@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -91,9 +90,9 @@ func (s *Server) createPayment(r *http.Request, c *call) answer {
 		OrderID: req.OrderID, Locale: locale(req.Locale), ReturnURL: req.ReturnURL, SaveCard: req.SaveCard}
 	p.OperationID = c.key
 	s.startPaymentLocked(p, in, c.base)
-	a2 := paymentAnswer(http.StatusCreated, p)
-	a2.late = in.behave.Late
-	return a2
+	out := paymentAnswer(http.StatusCreated, p)
+	out.late = in.behave.Late
+	return out
 }
 
 // methodCapability is the capability a payment method needs beyond charge
@@ -121,6 +120,7 @@ func (s *Server) startPaymentLocked(p *payment, in instrument, base string) {
 	p.Method, p.Card, p.Behaviour = in.method, in.card, in.behave
 	p.Unreadable = in.behave.Unreadable
 	s.st.Payments[p.ID] = p
+	s.touch(ref{Kind: "payment", ID: p.ID})
 	b := in.behave
 	switch {
 	case b.Fail:
@@ -139,6 +139,7 @@ func (s *Server) startPaymentLocked(p *payment, in instrument, base string) {
 // approvePaymentLocked is the issuer's yes (after any challenge or code):
 // the money moves, unless the card declines even then.
 func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
+	s.touch(ref{Kind: "payment", ID: p.ID})
 	p.Action, p.ActionURL, p.UpdatedAt = "", "", s.now()
 	if p.Behaviour.Decline != "" {
 		p.Status, p.DeclineCode = stDeclined, p.Behaviour.Decline
@@ -163,12 +164,14 @@ func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
 		t := &savedCard{Token: "tok_" + uuid.NewString(), Card: *p.Card,
 			Behaviour: behaviour{Challenge: p.Behaviour.Challenge, ShortHold: p.Behaviour.ShortHold}}
 		s.st.Tokens[t.Token] = t
+		s.touch(ref{Kind: "token", ID: t.Token})
 		p.CardToken = t.Token
 	}
 }
 
 // denyPaymentLocked is a failed challenge or a wrong one-time code.
 func (s *Server) denyPaymentLocked(p *payment) {
+	s.touch(ref{Kind: "payment", ID: p.ID})
 	p.Action, p.ActionURL, p.UpdatedAt = "", "", s.now()
 	p.Status, p.DeclineCode = stDeclined, codeAuthenticationFailed
 }
@@ -320,6 +323,7 @@ func (s *Server) sweepLocked() {
 	})
 	for _, p := range due {
 		delete(s.holds, p.ID)
+		s.touch(ref{Kind: "payment", ID: p.ID})
 		s.recordLocked(Entry{Kind: EntryRelease, OperationID: p.OperationID, ResourceID: p.ID,
 			AmountMinor: p.AmountMinor, Currency: p.Currency, CardMask: maskOf(p.Card), Reason: "expired"})
 		p.Status, p.UpdatedAt = stExpired, now
@@ -365,38 +369,4 @@ func maskOf(c *cardView) string {
 		return ""
 	}
 	return c.Mask
-}
-
-func checkMoney(amount int64, currency string) *answer {
-	if amount < 1 {
-		a := invalid("amount_minor", "amount_minor must be at least 1")
-		return &a
-	}
-	if !currencyRe.MatchString(currency) {
-		a := invalid("currency", "currency must be three capital letters")
-		return &a
-	}
-	return nil
-}
-
-func checkReturnURL(raw string) *answer {
-	if raw == "" {
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		a := invalid("return_url", "return_url must be an absolute http(s) URL")
-		return &a
-	}
-	return nil
-}
-
-// locale is one of the languages the sandbox's pages speak; the client
-// API's default is ru.
-func locale(l string) string {
-	switch l {
-	case "en", "ua", "ru":
-		return l
-	}
-	return "ru"
 }

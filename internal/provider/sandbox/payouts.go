@@ -68,14 +68,15 @@ func (s *Server) createPayout(_ *http.Request, c *call) answer {
 	default:
 		s.approvePayoutLocked(p, c.key)
 	}
-	a2 := payoutAnswer(http.StatusCreated, p)
-	a2.late = in.behave.Late
-	return a2
+	out := payoutAnswer(http.StatusCreated, p)
+	out.late = in.behave.Late
+	return out
 }
 
 // approvePayoutLocked sends the money, unless the card declines even after
 // the challenge.
 func (s *Server) approvePayoutLocked(p *payout, causedBy string) {
+	s.touch(ref{Kind: "payout", ID: p.ID})
 	p.ActionURL, p.UpdatedAt = "", s.now()
 	if p.Behaviour.Decline != "" {
 		p.Status, p.DeclineCode = stDeclined, p.Behaviour.Decline
@@ -87,6 +88,7 @@ func (s *Server) approvePayoutLocked(p *payout, causedBy string) {
 }
 
 func (s *Server) denyPayoutLocked(p *payout) {
+	s.touch(ref{Kind: "payout", ID: p.ID})
 	p.ActionURL, p.UpdatedAt = "", s.now()
 	p.Status, p.DeclineCode = stDeclined, codeAuthenticationFailed
 }

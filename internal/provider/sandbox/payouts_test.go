@@ -92,7 +92,7 @@ func TestPayoutChallenge(t *testing.T) {
 			resp, _ := e.submit(res.NextAction.URL, url.Values{"outcome": {outcome}})
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 			back, _ := url.Parse(resp.Header.Get("Location"))
-			require.Equal(t, res.ProviderID, back.Query().Get("payout_id"))
+			require.Equal(t, res.ProviderID, back.Query().Get("sandbox_payout_id"))
 			want, transfers := provider.StatusSucceeded, 1
 			if outcome == "deny" {
 				want, transfers = provider.StatusDeclined, 0

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -101,10 +102,13 @@ type Server struct {
 	closeOnce sync.Once
 	broken    error // a state file New could not read: refuse everything
 
-	mu    sync.Mutex
-	st    *state
-	holds map[string]*payment // open authorizations, for the expiry sweep
-	dirty bool                // st changed since the last save
+	mu       sync.Mutex
+	st       *state
+	holds    map[string]*payment // open authorizations, for the expiry sweep
+	changed  map[ref]struct{}    // resources changed since the last save
+	journal  *os.File            // the state file, open for appending
+	written  int                 // ledger entries already in the state file
+	appended int                 // changes appended since the last snapshot
 }
 
 // New returns a sandbox acquirer. When Config.StateFile names a file that
@@ -154,6 +158,7 @@ func open(cfg Config) (*Server, error) {
 		closing: make(chan struct{}),
 		st:      newState(),
 		holds:   map[string]*payment{},
+		changed: map[ref]struct{}{},
 	}
 	s.routes()
 	if cfg.StateFile != "" {
@@ -219,10 +224,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) APIKey() string { return s.cfg.APIKey }
 
 // Close releases every withheld answer at once, so that a server can shut
-// down without waiting MaxHang. The server keeps answering afterwards, but
-// withholds nothing.
+// down without waiting MaxHang, and closes the state file. The server keeps
+// answering afterwards, but withholds nothing.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
+	s.closeJournal()
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now().UTC() }

@@ -96,7 +96,7 @@ func (s *Server) sessionAnswer(status int, h *hostedSession) answer {
 func (s *Server) expireSessionLocked(h *hostedSession) {
 	if h.Status == stOpen && !s.now().Before(h.ExpiresAt) {
 		h.Status, h.UpdatedAt = stExpired, s.now()
-		s.dirty = true
+		s.touch(ref{Kind: "session", ID: h.ID})
 	}
 }
 

@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,17 +18,22 @@ import (
 // rather than half-read.
 const stateVersion = 1
 
+// compactEvery is how many appended changes the state file takes before it
+// is rewritten as one snapshot.
+const compactEvery = 5000
+
 // state is everything the sandbox knows. Its fields are what the state file
-// holds, so it carries masked cards only.
+// holds, so it carries masked cards only. A state also serves as a change:
+// the resources a request changed, and the ledger entries it added.
 type state struct {
-	Version       int                       `json:"version"`
-	Payments      map[string]*payment       `json:"payments"`
-	Verifications map[string]*verification  `json:"verifications"`
-	Payouts       map[string]*payout        `json:"payouts"`
-	Sessions      map[string]*hostedSession `json:"sessions"`
-	Tokens        map[string]*savedCard     `json:"tokens"`
-	Keys          map[string]*keyRecord     `json:"keys"`
-	Ledger        []Entry                   `json:"ledger"`
+	Version       int                       `json:"version,omitempty"`
+	Payments      map[string]*payment       `json:"payments,omitempty"`
+	Verifications map[string]*verification  `json:"verifications,omitempty"`
+	Payouts       map[string]*payout        `json:"payouts,omitempty"`
+	Sessions      map[string]*hostedSession `json:"sessions,omitempty"`
+	Tokens        map[string]*savedCard     `json:"tokens,omitempty"`
+	Keys          map[string]*keyRecord     `json:"keys,omitempty"`
+	Ledger        []Entry                   `json:"ledger,omitempty"`
 }
 
 func newState() *state {
@@ -72,84 +81,189 @@ func (s *Server) baseOf(x ref) *base {
 	return nil
 }
 
-// load reads the state file; a missing file is an empty state.
+// The state file is a journal of JSON lines, each a state: the first a
+// snapshot of everything, each later one a change (the resources a request
+// touched, in full, and its new ledger entries). Appending one line per
+// change keeps the cost of a change independent of how much the sandbox
+// holds, which matters for benchmarks against an in-process sandbox. It is
+// written before the answer is sent, so whatever a client was told is in
+// the file; a line cut short by a kill is a change nobody was told of, and
+// is dropped when the file is read.
+
+// touch marks a resource as changed, for the next line of the journal.
+// Kind is payment, verification, payout, session, token or key.
+func (s *Server) touch(x ref) {
+	if s.cfg.StateFile != "" && x.ID != "" {
+		s.changed[x] = struct{}{}
+	}
+}
+
+// load reads the state file, if there is one, and rewrites it as a single
+// snapshot to append to.
 func (s *Server) load() error {
-	b, err := os.ReadFile(s.cfg.StateFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	f, err := os.Open(s.cfg.StateFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return fmt.Errorf("sandbox state: %w", err)
+	default:
+		st, err := readJournal(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("sandbox state %s: %w", s.cfg.StateFile, err)
+		}
+		s.st = st
 	}
-	st := newState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return fmt.Errorf("sandbox state %s: not a state file: %w", s.cfg.StateFile, err)
-	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("sandbox state %s: version %d, want %d", s.cfg.StateFile, st.Version, stateVersion)
-	}
-	fresh := newState() // maps a file left out (null) are made again
-	if st.Payments == nil {
-		st.Payments = fresh.Payments
-	}
-	if st.Verifications == nil {
-		st.Verifications = fresh.Verifications
-	}
-	if st.Payouts == nil {
-		st.Payouts = fresh.Payouts
-	}
-	if st.Sessions == nil {
-		st.Sessions = fresh.Sessions
-	}
-	if st.Tokens == nil {
-		st.Tokens = fresh.Tokens
-	}
-	if st.Keys == nil {
-		st.Keys = fresh.Keys
-	}
-	s.st = st
-	for id, p := range st.Payments {
+	for id, p := range s.st.Payments {
 		if p.Status == stAuthorized {
 			s.holds[id] = p
 		}
 	}
-	return nil
+	return s.snapshotLocked()
 }
 
-// saveLocked writes the state file when something changed: to a temporary
-// file beside it, then renamed over it, so that a reader (or a restart)
-// sees the old state or the new, never half of one. No fsync: the file
-// must survive the death of the process, not of the machine.
+func readJournal(r io.Reader) (*state, error) {
+	st := newState()
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var d state
+			if jerr := json.Unmarshal(line, &d); jerr != nil {
+				if errors.Is(err, io.EOF) && n > 1 {
+					break // the last change, cut short: never answered
+				}
+				return nil, fmt.Errorf("line %d is not a state", n)
+			}
+			if n == 1 && d.Version != stateVersion {
+				return nil, fmt.Errorf("version %d, want %d", d.Version, stateVersion)
+			}
+			st.merge(&d)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	return st, nil
+}
+
+func (st *state) merge(d *state) {
+	maps.Copy(st.Payments, d.Payments)
+	maps.Copy(st.Verifications, d.Verifications)
+	maps.Copy(st.Payouts, d.Payouts)
+	maps.Copy(st.Sessions, d.Sessions)
+	maps.Copy(st.Tokens, d.Tokens)
+	maps.Copy(st.Keys, d.Keys)
+	st.Ledger = append(st.Ledger, d.Ledger...)
+}
+
+// saveLocked appends the changes since the last save as one line. If that
+// fails, the next save writes a whole snapshot instead.
 func (s *Server) saveLocked() {
-	if !s.dirty {
+	if s.cfg.StateFile == "" || (len(s.changed) == 0 && s.written == len(s.st.Ledger)) {
 		return
 	}
-	s.dirty = false
-	if s.cfg.StateFile == "" {
+	if s.journal == nil || s.appended >= compactEvery {
+		if err := s.snapshotLocked(); err != nil {
+			s.cfg.Logger.Error("sandbox: cannot save state", "file", s.cfg.StateFile, "err", err)
+		}
 		return
 	}
-	if err := s.writeState(); err != nil {
+	d := &state{Ledger: s.st.Ledger[s.written:]}
+	for x := range s.changed {
+		d.add(s.st, x)
+	}
+	line, err := json.Marshal(d)
+	if err == nil {
+		_, err = s.journal.Write(append(line, '\n'))
+	}
+	if err != nil {
 		s.cfg.Logger.Error("sandbox: cannot save state", "file", s.cfg.StateFile, "err", err)
+		s.journal.Close()
+		s.journal = nil // snapshot next time
+		return
+	}
+	clear(s.changed)
+	s.written, s.appended = len(s.st.Ledger), s.appended+1
+}
+
+// add copies resource x of st into the change d.
+func (d *state) add(st *state, x ref) {
+	switch x.Kind {
+	case "payment":
+		d.Payments = put(d.Payments, x.ID, st.Payments[x.ID])
+	case "verification":
+		d.Verifications = put(d.Verifications, x.ID, st.Verifications[x.ID])
+	case "payout":
+		d.Payouts = put(d.Payouts, x.ID, st.Payouts[x.ID])
+	case "session":
+		d.Sessions = put(d.Sessions, x.ID, st.Sessions[x.ID])
+	case "token":
+		d.Tokens = put(d.Tokens, x.ID, st.Tokens[x.ID])
+	case "key":
+		d.Keys = put(d.Keys, x.ID, st.Keys[x.ID])
 	}
 }
 
-func (s *Server) writeState() error {
+func put[V any](m map[string]*V, id string, v *V) map[string]*V {
+	if v == nil {
+		return m
+	}
+	if m == nil {
+		m = map[string]*V{}
+	}
+	m[id] = v
+	return m
+}
+
+// snapshotLocked writes the whole state as the file's only line: to a
+// temporary file beside it, renamed over it, so that a restart sees the
+// old file or the new, never half of one. No fsync: the file must survive
+// the death of the process, not of the machine.
+func (s *Server) snapshotLocked() error {
+	if s.journal != nil {
+		s.journal.Close()
+		s.journal = nil
+	}
 	b, err := json.Marshal(s.st)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.cfg.StateFile)
-	f, err := os.CreateTemp(dir, ".sandbox-state-*")
+	f, err := os.CreateTemp(filepath.Dir(s.cfg.StateFile), ".sandbox-state-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name()) // a no-op once renamed
-	if _, err := f.Write(b); err != nil {
-		f.Close()
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), s.cfg.StateFile)
+	}
+	if err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	j, err := os.OpenFile(s.cfg.StateFile, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), s.cfg.StateFile)
+	s.journal = j
+	clear(s.changed)
+	s.written, s.appended = len(s.st.Ledger), 0
+	return nil
+}
+
+// closeJournal closes the state file; the next change opens it again.
+func (s *Server) closeJournal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saveLocked()
+	if s.journal != nil {
+		s.journal.Close()
+		s.journal = nil
+	}
 }

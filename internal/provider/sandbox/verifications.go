@@ -63,9 +63,9 @@ func (s *Server) createVerification(_ *http.Request, c *call) answer {
 			ResourceID: v.ID, AmountMinor: v.HoldMinor, Currency: v.Currency, CardMask: v.Card.Mask})
 		v.BankRef = fmt.Sprintf("SBX%09d", len(s.st.Ledger))
 	}
-	a2 := verificationAnswer(http.StatusCreated, v)
-	a2.late = in.behave.Late
-	return a2
+	out := verificationAnswer(http.StatusCreated, v)
+	out.late = in.behave.Late
+	return out
 }
 
 // verify checks a code. The answer already counts this attempt (decisions
