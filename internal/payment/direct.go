@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/country"
@@ -265,15 +263,8 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if len(in.Wallet) > 0 {
 		sec.Wallet = &provider.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
-	if in.Customer != nil {
-		p.FirstName, p.LastName = in.Customer.FirstName, in.Customer.LastName
-		raw, err := json.Marshal(in.Customer)
-		if err != nil {
-			return nil, err
-		}
-		if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
-			return nil, fmt.Errorf("seal customer: %w", err)
-		}
+	if err := s.sealCustomer(p, in.Customer); err != nil {
+		return nil, err
 	}
 	if err := tx.CreatePayment(ctx, p); err != nil {
 		return nil, err
@@ -348,5 +339,3 @@ func providerCustomer(c *Customer) *provider.Customer {
 	}
 	return out
 }
-
-var _ = river.JobArgs(OperateArgs{})

@@ -6,7 +6,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -50,7 +49,8 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	}
 	res, err := prov.Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
 	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
-		return e.applyTo(ctx, job.Args.OperationID, ch, res)
+		// Applied to the operation that started the step, although it is done.
+		return e.apply(ctx, job.Args.OperationID, ch, res)
 	}
 	if e.Service.Now().Sub(p.UpdatedAt) > ActionLifetime {
 		return e.expireAction(ctx, p.ID)
@@ -90,12 +90,6 @@ func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[Exp
 		p.Status, p.UpdatedAt = Expired, now
 		return tx.UpdatePayment(ctx, p)
 	})
-}
-
-// applyTo applies an outcome learned by polling to the operation that
-// started the step, even though that operation is done.
-func (e *Engine) applyTo(ctx context.Context, opID string, ch merchant.Channel, res provider.PayResult) error {
-	return e.apply(ctx, opID, ch, res)
 }
 
 func (e *Engine) expireAction(ctx context.Context, paymentID string) error {

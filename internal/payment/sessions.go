@@ -122,15 +122,8 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	if p.Locale == "" {
 		p.Locale = "ru" // client API: default ru
 	}
-	if in.Customer != nil {
-		p.FirstName, p.LastName = in.Customer.FirstName, in.Customer.LastName
-		raw, err := json.Marshal(in.Customer)
-		if err != nil {
-			return nil, err
-		}
-		if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
-			return nil, fmt.Errorf("seal customer: %w", err)
-		}
+	if err := s.sealCustomer(p, in.Customer); err != nil {
+		return nil, err
 	}
 	if err := tx.CreatePayment(ctx, p); err != nil {
 		return nil, err
@@ -139,6 +132,23 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 		return nil, fmt.Errorf("queue session expiry: %w", err)
 	}
 	return p, nil
+}
+
+// sealCustomer keeps the names in clear (the Payment answer shows them) and
+// the whole customer sealed.
+func (s *Service) sealCustomer(p *Payment, c *Customer) error {
+	if c == nil {
+		return nil
+	}
+	p.FirstName, p.LastName = c.FirstName, c.LastName
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
+		return fmt.Errorf("seal customer: %w", err)
+	}
+	return nil
 }
 
 // Customer opens the sealed customer data of a payment (nil when none).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,26 +38,24 @@ func (e *env) direct(c *client.Client, body string) openapi.Payment {
 	return p
 }
 
-// settle waits for the payment to leave the given statuses, moving the
-// clock a second per look so that River's retries and snoozes come due.
+// settle waits (up to 60 s) for the payment to leave the given statuses,
+// moving the clock a second per look so that River's retries and snoozes
+// come due. Snoozed jobs return to work when River's scheduler next runs
+// (every few seconds of real time), hence the real-time bound.
 func (e *env) settle(c *client.Client, id string, passing ...string) openapi.Payment {
 	e.t.Helper()
 	if len(passing) == 0 {
 		passing = []string{"processing"}
 	}
 	var p openapi.Payment
-	for range 400 {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		p = openapi.Payment{}
 		require.NoError(e.t, c.JSON(context.Background(), "GET", "/api/v1/payments/"+id, nil, &p))
-		still := false
-		for _, s := range passing {
-			still = still || p.Status == s
-		}
-		if !still {
+		if !slices.Contains(passing, p.Status) {
 			return p
 		}
 		e.clock.Add(time.Second)
-		time.Sleep(10 * time.Millisecond) // lets the workers poll; the clock drives every deadline
+		time.Sleep(20 * time.Millisecond) // River's workers poll in real time
 	}
 	e.t.Fatalf("payment %s stayed %s", id, p.Status)
 	return p
@@ -172,6 +171,18 @@ func TestDirectPayments(t *testing.T) {
 			resp := e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/cancel", ``)
 			require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
 			require.Equal(t, "canceled", e.settle(e.a, p.PaymentID, "authorized").Status)
+		})
+
+		t.Run("an uncaptured authorization expires", func(t *testing.T) {
+			p := e.direct(e.a, cardBody("4000000000000077", `,"operation_mode":"authorize"`))
+			got := e.settle(e.a, p.PaymentID)
+			require.Equal(t, "authorized", got.Status)
+			require.WithinDuration(t, e.clock.Now().Add(time.Minute), got.AuthorizationExpiresAt.Std(), 5*time.Second)
+			got = e.settle(e.a, p.PaymentID, "authorized")
+			require.Equal(t, "expired", got.Status)
+			require.True(t, got.Final)
+			resp := e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/capture", ``)
+			require.Equal(t, http.StatusConflict, resp.Status)
 		})
 
 		t.Run("cancel a session at once", func(t *testing.T) {
