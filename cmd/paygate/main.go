@@ -47,6 +47,7 @@ Usage:
   paygate bins       versions [--json]
   paygate bins       activate VERSION
   paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value']
+  paygate master-key rotate [--json]           a new master key; every sealed value re-wrapped
   paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
                                              run the sandbox acquirer on its own
   paygate version
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return keys(ctx, rest, getenv, stdout, stderr)
 	case "channels":
 		return channels(ctx, rest, getenv, stdout, stderr)
+	case "master-key":
+		return masterKey(ctx, rest, getenv, stdout, stderr)
 	case "sandbox-acquirer":
 		return sandboxAcquirer(ctx, rest, getenv, stdout, stderr)
 	case "bins":

@@ -51,9 +51,9 @@ type IssuedKey struct {
 	Secret string
 }
 
-// secretAAD binds a sealed secret to its access key, so a sealed blob
+// SecretAAD binds a sealed secret to its access key, so a sealed blob
 // copied onto another key's row does not open.
-func secretAAD(accessKey string) []byte { return []byte("access_key_secret:" + accessKey) }
+func SecretAAD(accessKey string) []byte { return []byte("access_key_secret:" + accessKey) }
 
 // Create issues a key: a public access key and a secret of 32 random bytes
 // (decisions section 1). In the sandbox the key gets every sandbox channel.
@@ -68,7 +68,7 @@ func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
 	}
 	access := prefix + randomToken(18)
 	secret := "sk_" + randomToken(32)
-	sealed, err := s.Sealer.Seal([]byte(secret), secretAAD(access))
+	sealed, err := s.Sealer.Seal([]byte(secret), SecretAAD(access))
 	if err != nil {
 		return IssuedKey{}, fmt.Errorf("seal secret: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
 
 // Secret opens a key's signing secret.
 func (s *Service) Secret(k Key) (string, error) {
-	b, err := s.Sealer.Open(k.SecretSealed, secretAAD(k.AccessKey))
+	b, err := s.Sealer.Open(k.SecretSealed, SecretAAD(k.AccessKey))
 	if err != nil {
 		return "", fmt.Errorf("open secret of %s: %w", k.AccessKey, err)
 	}

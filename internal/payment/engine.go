@@ -176,7 +176,7 @@ func (e *Engine) send(ctx context.Context, prov provider.Provider, ch merchant.C
 			if err != nil {
 				return provider.PayResult{}, err
 			}
-			tok, err := e.Service.Sealer.Open(c.TokenSealed, savedCardAAD(c.ID))
+			tok, err := e.Service.Sealer.Open(c.TokenSealed, SavedCardAAD(c.ID))
 			if err != nil {
 				return provider.PayResult{}, err
 			}

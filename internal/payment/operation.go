@@ -83,7 +83,8 @@ const (
 	RefundFailed    = "failed"
 )
 
-func secretAAD(operationID string) []byte { return []byte("operation_secret:" + operationID) }
+// OperationAAD binds an operation's sealed secret to the operation.
+func OperationAAD(operationID string) []byte { return []byte("operation_secret:" + operationID) }
 
 // seal seals an operation's secret.
 func (s *Service) seal(opID string, sec Secret) ([]byte, error) {
@@ -91,13 +92,13 @@ func (s *Service) seal(opID string, sec Secret) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Sealer.Seal(raw, secretAAD(opID))
+	return s.Sealer.Seal(raw, OperationAAD(opID))
 }
 
 // openSecret opens an operation's sealed secret.
 func (s *Service) openSecret(opID string, sealed []byte) (Secret, error) {
 	var sec Secret
-	raw, err := s.Sealer.Open(sealed, secretAAD(opID))
+	raw, err := s.Sealer.Open(sealed, OperationAAD(opID))
 	if err != nil {
 		return sec, err
 	}

@@ -172,7 +172,8 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 	return "", nil // a failed capture, cancel or refund leaves the payment as it was
 }
 
-func savedCardAAD(id string) []byte { return []byte("saved_card_token:" + id) }
+// SavedCardAAD binds a saved card's sealed token to the card.
+func SavedCardAAD(id string) []byte { return []byte("saved_card_token:" + id) }
 
 // saveCard keeps the provider's card token after a successful payment that
 // asked for it (decisions 5).
@@ -186,7 +187,7 @@ func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string,
 	c := &SavedCard{ID: e.Service.NewID(), AccessKeyID: p.AccessKeyID, CustomerReference: p.CustomerReference,
 		Provider: providerName, MaskedCard: p.MaskedCard, Scheme: p.CardScheme, ExpMonth: res.CardExpMonth,
 		ExpYear: res.CardExpYear, CreatedAt: now}
-	if c.TokenSealed, err = e.Service.Sealer.Seal([]byte(res.CardToken), savedCardAAD(c.ID)); err != nil {
+	if c.TokenSealed, err = e.Service.Sealer.Seal([]byte(res.CardToken), SavedCardAAD(c.ID)); err != nil {
 		return err
 	}
 	if err := tx.CreateSavedCard(ctx, c); err != nil {

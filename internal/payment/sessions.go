@@ -80,8 +80,8 @@ type Service struct {
 	BINs *cardinfo.Service
 }
 
-// customerAAD binds sealed customer data to its payment.
-func customerAAD(paymentID string) []byte { return []byte("payment_customer:" + paymentID) }
+// CustomerAAD binds sealed customer data to its payment.
+func CustomerAAD(paymentID string) []byte { return []byte("payment_customer:" + paymentID) }
 
 // CreateSession opens a hosted session on the first of the key's channels
 // (in assignment order) that takes the currency; 422 channel_not_available
@@ -145,7 +145,7 @@ func (s *Service) sealCustomer(p *Payment, c *Customer) error {
 	if err != nil {
 		return err
 	}
-	if p.CustomerSealed, err = s.Sealer.Seal(raw, customerAAD(p.ID)); err != nil {
+	if p.CustomerSealed, err = s.Sealer.Seal(raw, CustomerAAD(p.ID)); err != nil {
 		return fmt.Errorf("seal customer: %w", err)
 	}
 	return nil
@@ -156,7 +156,7 @@ func (s *Service) Customer(p *Payment) (*Customer, error) {
 	if len(p.CustomerSealed) == 0 {
 		return nil, nil
 	}
-	raw, err := s.Sealer.Open(p.CustomerSealed, customerAAD(p.ID))
+	raw, err := s.Sealer.Open(p.CustomerSealed, CustomerAAD(p.ID))
 	if err != nil {
 		return nil, err
 	}
