@@ -15,7 +15,7 @@ func TestNormalizePhone(t *testing.T) {
 		{"+12025550100", "+12025550100", true},
 		{"+1 (202) 555-0100", "+12025550100", true},
 		{"+44 20 7946 0000", "+442079460000", true},
-		{"12025550100", "12025550100", false},     // the plus is never assumed
+		{"12025550100", "12025550100", false},      // the plus is never assumed
 		{"+0 202 555 0100", "+02025550100", false}, // no country code 0
 		{"+1234567", "+1234567", false},            // 7 digits: too short
 		{"+1234567890123456", "+1234567890123456", false},
