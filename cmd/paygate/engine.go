@@ -36,3 +36,5 @@ func addPaymentWorkers(w *river.Workers, e *payment.Engine, s *store.Store, now 
 	river.AddWorker(w, &payment.PollWorker{Engine: e})
 	river.AddWorker(w, &payment.ExpireAuthorizationWorker{Engine: e})
 }
+
+var _ payment.CheckoutTx = (*store.Tx)(nil)

@@ -94,6 +94,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *publicURL == "" {
 		*publicURL = base
 	}
+	eng.PublicURL = strings.TrimRight(*publicURL, "/")
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted,

@@ -57,6 +57,9 @@ type Engine struct {
 	// commit, before the provider call) or "after_call" (the provider has
 	// answered, nothing recorded yet). Empty in normal operation.
 	CrashAt string
+	// PublicURL is the base of Paygate's own pages: a hosted payment's 3DS
+	// step returns the payer to PUBLIC_URL/checkout/{session}/return.
+	PublicURL string
 	// OpTimeout bounds one operate job (the provider call and its
 	// bookkeeping); it must exceed the provider call timeout. Zero: 1 minute.
 	OpTimeout time.Duration

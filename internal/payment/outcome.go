@@ -118,6 +118,12 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 			code = "processing_error"
 		}
 		p.DeclineCode, p.DeclineMessage = code, declineMessage(code)
+		if p.Kind == KindHosted && p.ExpiresAt != nil && now.Before(*p.ExpiresAt) {
+			// The payer may try again (another card) while the session is
+			// open; the decline stays visible until the next attempt.
+			p.MaskedCard, p.CardScheme = "", ""
+			return AwaitingPaymentData, nil
+		}
 		return s, nil
 	}
 	switch op.Kind {

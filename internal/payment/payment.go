@@ -57,6 +57,7 @@ type Payment struct {
 	SubscriptionID         string
 	ProviderPaymentID      string // the provider's id, once it has one
 	CardScheme             string
+	ConsentAt              *time.Time // when the payer ticked the subscription consent box
 	// Version counts stored changes: updates compare and set it, so two
 	// workers can never both move the same payment (SQLite has no FOR UPDATE).
 	Version   int64

@@ -40,8 +40,10 @@ func (s Status) Final() bool {
 var transitions = map[Status][]Status{
 	Created:             {AwaitingPaymentData, Processing, Canceled, Expired},
 	AwaitingPaymentData: {Processing, Canceled, Expired},
-	Processing:          {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview},
-	RequiresAction:      {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired},
+	// A hosted session whose attempt was declined waits for another one
+	// while it is open (processing or requires_action → awaiting_payment_data).
+	Processing:     {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData},
+	RequiresAction: {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
 	ManualReview:        {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed},
 	Authorized:          {Succeeded, Canceled, Expired, ManualReview},
 	Succeeded:           {PartiallyRefunded, Refunded},

@@ -129,6 +129,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
+	eng.PublicURL = hs.URL
 
 	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server}
 	e.a, e.aKey = e.newClient("merchant-a")

@@ -173,3 +173,8 @@ func oneRow(res sql.Result) error {
 	}
 	return nil
 }
+
+// FindKeyByID finds a key by its internal id.
+func (q Queries) FindKeyByID(ctx context.Context, id string) (merchant.Key, error) {
+	return scanKey(q.q.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM access_keys WHERE id = $1`, id))
+}

@@ -18,7 +18,7 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 	method, save_payment_method, subscription, metadata, expires_at, authorization_expires_at, masked_card, device,
 	payer_ip, decline_code, decline_message, next_action_type, next_action_url, bank_reference,
 	captured_amount_minor, refunded_amount_minor, saved_card_id, mandate_id, subscription_id, created_at, updated_at,
-	provider_payment_id, card_scheme, version`
+	provider_payment_id, card_scheme, version, consent_at`
 
 // CreatePayment stores a new payment.
 func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
@@ -32,14 +32,14 @@ func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
 	}
 	_, err = q.q.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`) VALUES
 		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41)`,
+		 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42)`,
 		p.ID, nullString(p.SessionID), p.AccessKeyID, p.ChannelID, p.Kind, string(p.Status), p.OrderID, p.AmountMinor,
 		p.Currency, p.Description, p.FirstName, p.LastName, p.CustomerSealed, p.CustomerReference, p.ReturnURL,
 		p.Locale, p.OperationMode, p.Method, p.SavePaymentMethod, sub, rawOrNull(p.Metadata),
 		nullMicros(p.ExpiresAt), nullMicros(p.AuthorizationExpiresAt), p.MaskedCard, rawOrNull(p.Device), p.PayerIP,
 		p.DeclineCode, p.DeclineMessage, p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor,
 		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt),
-		p.ProviderPaymentID, p.CardScheme, p.Version)
+		p.ProviderPaymentID, p.CardScheme, p.Version, nullMicros(p.ConsentAt))
 	return err
 }
 
@@ -50,6 +50,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		sessionID               sql.NullString
 		sub, meta, device, bank sql.NullString
 		expires, authExpires    sql.NullInt64
+		consent                 sql.NullInt64
 		created, updated        int64
 	)
 	err := row.Scan(&p.ID, &sessionID, &p.AccessKeyID, &p.ChannelID, &p.Kind, &status, &p.OrderID, &p.AmountMinor,
@@ -57,7 +58,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		&p.Locale, &p.OperationMode, &p.Method, &p.SavePaymentMethod, &sub, &meta, &expires, &authExpires,
 		&p.MaskedCard, &device, &p.PayerIP, &p.DeclineCode, &p.DeclineMessage, &p.NextActionType, &p.NextActionURL,
 		&bank, &p.CapturedAmountMinor, &p.RefundedAmountMinor, &p.SavedCardID, &p.MandateID, &p.SubscriptionID,
-		&created, &updated, &p.ProviderPaymentID, &p.CardScheme, &p.Version)
+		&created, &updated, &p.ProviderPaymentID, &p.CardScheme, &p.Version, &consent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -65,7 +66,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		return nil, err
 	}
 	p.Status, p.SessionID = payment.Status(status), sessionID.String
-	p.ExpiresAt, p.AuthorizationExpiresAt = timePtr(expires), timePtr(authExpires)
+	p.ExpiresAt, p.AuthorizationExpiresAt, p.ConsentAt = timePtr(expires), timePtr(authExpires), timePtr(consent)
 	p.CreatedAt, p.UpdatedAt = fromMicros(created), fromMicros(updated)
 	if meta.Valid {
 		p.Metadata = json.RawMessage(meta.String)
@@ -148,12 +149,12 @@ func (q Queries) UpdatePayment(ctx context.Context, p *payment.Payment) error {
 		decline_code = $6, decline_message = $7, next_action_type = $8, next_action_url = $9, bank_reference = $10,
 		captured_amount_minor = $11, refunded_amount_minor = $12, saved_card_id = $13, provider_payment_id = $14,
 		authorization_expires_at = $15, device = $16, payer_ip = $17, method = $18, updated_at = $19,
-		version = version + 1
+		consent_at = $20, version = version + 1
 		WHERE id = $1 AND version = $2`,
 		p.ID, p.Version, string(p.Status), p.MaskedCard, p.CardScheme, p.DeclineCode, p.DeclineMessage,
 		p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor, p.RefundedAmountMinor, p.SavedCardID,
 		p.ProviderPaymentID, nullMicros(p.AuthorizationExpiresAt), rawOrNull(p.Device), p.PayerIP, p.Method,
-		micros(p.UpdatedAt))
+		micros(p.UpdatedAt), nullMicros(p.ConsentAt))
 	if err != nil {
 		return err
 	}
@@ -224,4 +225,10 @@ func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// FindSessionByID finds a hosted session by its session id, whatever key
+// owns it: the payer's page knows only the session id.
+func (q Queries) FindSessionByID(ctx context.Context, sessionID string) (*payment.Payment, error) {
+	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1`, sessionID))
 }

@@ -1,0 +1,212 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// CheckoutTx is what the hosted page needs inside its transaction.
+type CheckoutTx interface {
+	OperationTx
+	FindSessionByID(ctx context.Context, sessionID string) (*Payment, error)
+	FindSavedCardForKey(ctx context.Context, keyID, id string) (*SavedCard, error)
+	FindKeyByID(ctx context.Context, id string) (merchant.Key, error)
+}
+
+// ErrNoSession is returned for a session id that does not exist.
+var ErrNoSession = errors.New("no such checkout session")
+
+// OpenCheckout is the payer opening checkout_url: a created session moves to
+// awaiting_payment_data (decisions 4). The payment is returned as it is now;
+// an expired or finished one is the caller's to show, never the form.
+func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
+	p, err := tx.FindSessionByID(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	seen := p.Observe(now)
+	if seen.Status == Expired && p.Status != Expired {
+		p.Status, p.UpdatedAt = Expired, now
+		return p, tx.UpdatePayment(ctx, p)
+	}
+	if p.Status == Created {
+		p.Status, p.UpdatedAt = AwaitingPaymentData, now
+		return p, tx.UpdatePayment(ctx, p)
+	}
+	return p, nil
+}
+
+// CheckoutForm is what the payer submitted on the hosted page (decisions 9
+// field names). Empty strings are fields the page did not ask for.
+type CheckoutForm struct {
+	Method                           string
+	Number, CVV, Cardholder          string
+	ExpMonth, ExpYear                int
+	Email, FirstName, LastName       string
+	Country, Line1, Phone            string
+	SavedCardID                      string
+	Consent                          bool
+	AcceptHeader, UserAgent, PayerIP string
+	Device                           []byte // the DeviceSnapshot JSON the page's script gathered, if any
+}
+
+// formField maps the API's field paths to the page's form fields, so that a
+// rule broken on the page names the input to correct.
+var formField = map[string]string{
+	"customer.email": "email", "customer.first_name": "first_name", "customer.last_name": "last_name",
+	"customer.billing_address.country": "country", "customer.billing_address.line1": "line1",
+	"payment_method.card.number": "number", "payment_method.card.expire_year": "expire_year",
+	"payment_method.card.cvv": "cvv", "payment_method.mobile.phone": "phone", "payment_method.card": "number",
+}
+
+// SubmitCheckout takes the payer's payment data for an open session: it
+// checks it like a direct payment (the scheme's customer fields, merged with
+// what the merchant sent), records consent, and queues the charge. The
+// session then answers processing. Errors name form fields.
+func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment, f CheckoutForm) error {
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	if p.Observe(now).Status != AwaitingPaymentData && p.Observe(now).Status != Created {
+		return fault.Newf(fault.InvalidPaymentState, "this checkout is %s", p.Observe(now).Status)
+	}
+	cust, err := s.Customer(p)
+	if err != nil {
+		return err
+	}
+	cust = mergeCustomer(cust, f)
+	in := NewDirect{
+		NewSession: NewSession{Currency: p.Currency, Customer: cust, CustomerReference: p.CustomerReference,
+			SavePaymentMethod: p.SavePaymentMethod && f.SavedCardID == ""},
+		OperationMode: ModeCharge, Method: f.Method, AcceptHeader: f.AcceptHeader, UserAgent: f.UserAgent,
+		PayerIP: f.PayerIP, Device: f.Device,
+	}
+	if p.OperationMode != "" {
+		in.OperationMode = p.OperationMode
+	}
+	if p.Subscription != nil && p.Subscription.Consent != nil && *p.Subscription.Consent && !f.Consent {
+		return fault.OnField(fault.ValidationError, "consent", "tick the box to agree to the recurring payments")
+	}
+	var saved *SavedCard
+	switch {
+	case f.SavedCardID != "":
+		in.Method = MethodCard
+		if saved, err = s.savedCardFor(ctx, tx, p, f.SavedCardID); err != nil {
+			return err
+		}
+	case f.Method == MethodCard:
+		in.Card = &provider.Card{Number: strings.ReplaceAll(f.Number, " ", ""), ExpMonth: f.ExpMonth, ExpYear: f.ExpYear,
+			CVV: f.CVV, Holder: f.Cardholder}
+	case f.Method == MethodMobile:
+		in.Phone = f.Phone
+	}
+	if in.Card != nil && s.BINs != nil {
+		if info, ok := s.BINs.ClassifyIn(ctx, tx, in.Card.Number); ok {
+			in.Scheme = info.Scheme
+		}
+	}
+	if saved == nil {
+		if fe := in.Check(now); fe != nil {
+			if name, ok := formField[fe.Field]; ok {
+				fe.Field = name
+			}
+			return fe
+		}
+	} else if fe := schemeRules(saved.Scheme, cust); fe != nil {
+		fe.Field = formField[fe.Field]
+		return fe
+	}
+
+	p.Method, p.PayerIP, p.Status, p.UpdatedAt = in.Method, in.PayerIP, Processing, now
+	p.DeclineCode, p.DeclineMessage = "", ""
+	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
+		return fault.OnField(fault.ValidationError, "device", "is not a device snapshot")
+	}
+	if in.Card != nil {
+		p.MaskedCard, p.CardScheme = card.Mask(in.Card.Number), in.Scheme
+	}
+	if saved != nil {
+		p.MaskedCard, p.CardScheme, p.SavedCardID = saved.MaskedCard, saved.Scheme, saved.ID
+	}
+	if f.Consent && p.Subscription != nil {
+		p.ConsentAt = &now
+	}
+	if err := s.sealCustomer(p, cust); err != nil {
+		return err
+	}
+	if err := tx.UpdatePayment(ctx, p); err != nil {
+		return err
+	}
+	sec := Secret{Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}
+	return s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec)
+}
+
+// SavedCards lists the cards a session's payer may pay with: theirs, saved
+// with this key and with the session's provider (decisions 5).
+func (s *Service) SavedCards(ctx context.Context, tx interface {
+	ListSavedCards(ctx context.Context, keyID, customerRef string) ([]SavedCard, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
+}, p *Payment) ([]SavedCard, error) {
+	if p.CustomerReference == "" {
+		return nil, nil
+	}
+	ch, err := tx.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := tx.ListSavedCards(ctx, p.AccessKeyID, p.CustomerReference)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	var out []SavedCard
+	for _, c := range all {
+		expired := c.ExpYear < now.Year() || (c.ExpYear == now.Year() && c.ExpMonth < int(now.Month()))
+		if c.Provider == ch.Provider && !expired {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) savedCardFor(ctx context.Context, tx CheckoutTx, p *Payment, id string) (*SavedCard, error) {
+	c, err := tx.FindSavedCardForKey(ctx, p.AccessKeyID, id)
+	ch, chErr := tx.FindChannelByID(ctx, p.ChannelID)
+	if err != nil || chErr != nil || c.CustomerReference != p.CustomerReference || c.Provider != ch.Provider {
+		return nil, fault.OnField(fault.SavedCardNotFound, "saved_card_id", "this saved card cannot be used here")
+	}
+	return c, nil
+}
+
+// mergeCustomer fills what the merchant did not send with what the payer
+// typed; the merchant's data wins where both exist.
+func mergeCustomer(c *Customer, f CheckoutForm) *Customer {
+	if c == nil {
+		c = &Customer{}
+	}
+	fill := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = strings.TrimSpace(v)
+		}
+	}
+	fill(&c.Email, f.Email)
+	fill(&c.FirstName, f.FirstName)
+	fill(&c.LastName, f.LastName)
+	if f.Country != "" || f.Line1 != "" {
+		if c.BillingAddress == nil {
+			c.BillingAddress = &BillingAddress{}
+		}
+		fill(&c.BillingAddress.Country, strings.ToUpper(f.Country))
+		fill(&c.BillingAddress.Line1, f.Line1)
+	}
+	if *c == (Customer{}) {
+		return nil
+	}
+	return c
+}
