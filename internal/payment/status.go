@@ -42,12 +42,12 @@ var transitions = map[Status][]Status{
 	AwaitingPaymentData: {Processing, Canceled, Expired},
 	// A hosted session whose attempt was declined waits for another one
 	// while it is open (processing or requires_action → awaiting_payment_data).
-	Processing:     {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData},
-	RequiresAction: {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
-	ManualReview:        {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed},
-	Authorized:          {Succeeded, Canceled, Expired, ManualReview},
-	Succeeded:           {PartiallyRefunded, Refunded},
-	PartiallyRefunded:   {PartiallyRefunded, Refunded},
+	Processing:        {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData},
+	RequiresAction:    {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
+	ManualReview:      {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed},
+	Authorized:        {Succeeded, Canceled, Expired, ManualReview},
+	Succeeded:         {PartiallyRefunded, Refunded},
+	PartiallyRefunded: {PartiallyRefunded, Refunded},
 }
 
 // CanMove reports whether the life cycle allows from → to.
