@@ -31,7 +31,7 @@ func engine(s *store.Store, svc *payment.Service, a *app, pollEvery time.Duratio
 
 // addPaymentWorkers registers every payment job.
 func addPaymentWorkers(w *river.Workers, e *payment.Engine, s *store.Store, now func() time.Time) {
-	river.AddWorker(w, &payment.ExpireSessionWorker{Store: s, Now: now})
+	river.AddWorker(w, &payment.ExpireSessionWorker{Engine: e})
 	river.AddWorker(w, &payment.OperateWorker{Engine: e})
 	river.AddWorker(w, &payment.PollWorker{Engine: e})
 	river.AddWorker(w, &payment.ExpireAuthorizationWorker{Engine: e})

@@ -37,6 +37,9 @@ type EngineTx interface {
 	CreateSavedCard(ctx context.Context, c *SavedCard) error
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+	// ExpireSession moves an unpaid session whose expires_at is not after
+	// now to expired, reporting whether it did.
+	ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error)
 }
 
 // Engine carries operations to providers (decisions 4): the state change

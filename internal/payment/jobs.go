@@ -15,33 +15,33 @@ type ExpireSessionArgs struct {
 // Kind names the job (dotted, style.md).
 func (ExpireSessionArgs) Kind() string { return "payment.expire_session" }
 
-// ExpiryStore moves an unpaid session to expired.
-type ExpiryStore interface {
-	// ExpireSession moves the payment to expired if it is still created or
-	// awaiting payment data and its expires_at is not after now. It reports
-	// whether the payment changed.
-	ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error)
-	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
-}
-
 // ExpireSessionWorker expires sessions not paid by expires_at (decisions 4).
 type ExpireSessionWorker struct {
 	river.WorkerDefaults[ExpireSessionArgs]
-	Store ExpiryStore
-	Now   func() time.Time
+	Engine *Engine
 }
 
 // Work expires the session, or snoozes when Paygate's clock has not yet
-// reached the deadline (River's clock and ours can differ slightly).
+// reached the deadline (River's clock and ours can differ slightly). The
+// change and its event commit together.
 func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSessionArgs]) error {
-	now := w.Now().UTC()
-	p, err := w.Store.FindPaymentByID(ctx, job.Args.PaymentID)
-	if err != nil {
+	e := w.Engine
+	now := e.Service.Now().UTC()
+	var wait time.Duration
+	err := e.Transact(ctx, func(tx EngineTx) error {
+		p, err := tx.FindPaymentByID(ctx, job.Args.PaymentID)
+		if err != nil {
+			return err
+		}
+		if p.ExpiresAt != nil && now.Before(*p.ExpiresAt) && (p.Status == Created || p.Status == AwaitingPaymentData) {
+			wait = p.ExpiresAt.Sub(now) + time.Second
+			return nil
+		}
+		_, err = tx.ExpireSession(ctx, job.Args.PaymentID, now)
 		return err
+	})
+	if err == nil && wait > 0 {
+		return river.JobSnooze(wait)
 	}
-	if p.ExpiresAt != nil && now.Before(*p.ExpiresAt) && (p.Status == Created || p.Status == AwaitingPaymentData) {
-		return river.JobSnooze(p.ExpiresAt.Sub(now) + time.Second)
-	}
-	_, err = w.Store.ExpireSession(ctx, job.Args.PaymentID, now)
 	return err
 }

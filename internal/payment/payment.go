@@ -60,7 +60,10 @@ type Payment struct {
 	ConsentAt              *time.Time // when the payer ticked the subscription consent box
 	// Version counts stored changes: updates compare and set it, so two
 	// workers can never both move the same payment (SQLite has no FOR UPDATE).
-	Version   int64
+	Version int64
+	// StoredStatus is the status as last read or written: a change of
+	// Status against it is a status change, and makes an event (decisions 6).
+	StoredStatus Status
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

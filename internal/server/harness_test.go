@@ -108,7 +108,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	payments.BINs = bins
 
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &payment.ExpireSessionWorker{Store: s, Now: clk.Now})
+	river.AddWorker(workers, &payment.ExpireSessionWorker{Engine: eng})
 	river.AddWorker(workers, &payment.OperateWorker{Engine: eng})
 	river.AddWorker(workers, &payment.PollWorker{Engine: eng})
 	river.AddWorker(workers, &payment.ExpireAuthorizationWorker{Engine: eng})

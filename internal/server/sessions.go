@@ -163,3 +163,9 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// RenderPayment is the payment as GET /payments/{id} shows it now: the
+// object of its events (decisions 6).
+func (s *Server) RenderPayment(p *payment.Payment) ([]byte, error) {
+	return json.Marshal(s.paymentView(p))
+}

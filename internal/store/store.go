@@ -24,6 +24,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/riverqueue/river"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/paygate/paygate/internal/payment"
 )
 
 // Dialect is the database behind a Store.
@@ -56,6 +58,15 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	queue   *river.Client[*sql.Tx]
+	// renderPayment turns a payment into its API form for events; nil:
+	// no events are recorded (tests of the store alone).
+	renderPayment func(*payment.Payment) ([]byte, error)
+}
+
+// RecordPaymentEvents makes every payment status change record an event in
+// its transaction, with the payment rendered by render (as GET shows it).
+func (s *Store) RecordPaymentEvents(render func(*payment.Payment) ([]byte, error)) {
+	s.renderPayment = render
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -69,6 +80,8 @@ type querier interface {
 type Queries struct {
 	q       querier
 	dialect Dialect
+	store   *Store
+	tx      *Tx // nil outside a transaction
 }
 
 // Open opens (and for SQLite creates) the database. It does not migrate.
@@ -118,7 +131,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
-	return &Store{Queries: Queries{q: db, dialect: dialect}, db: db, dialect: dialect}, nil
+	st := &Store{db: db, dialect: dialect}
+	st.Queries = Queries{q: db, dialect: dialect, store: st}
+	return st, nil
 }
 
 func sqliteDSN(path, synchronous string) string {
@@ -163,7 +178,9 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{Queries: Queries{q: tx, dialect: s.dialect}, tx: tx, store: s}, nil
+	t := &Tx{tx: tx, store: s}
+	t.Queries = Queries{q: tx, dialect: s.dialect, store: s, tx: t}
+	return t, nil
 }
 
 // InTx runs fn in a transaction, committing when it returns nil.

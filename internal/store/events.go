@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// RecordEvent stores an event and queues its fan-out, in this transaction:
+// the change, its event and the job that delivers it commit together.
+func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
+	body, err := e.Body()
+	if err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt)); err != nil {
+		return err
+	}
+	return t.Enqueue(ctx, webhook.FanoutArgs{EventID: e.ID}, nil)
+}
+
+// StoredEvent is an event as kept.
+type StoredEvent struct {
+	ID, AccessKeyID, Type, ResourceType, ResourceID string
+	Body                                            []byte
+	CreatedAt                                       time.Time
+}
+
+const eventColumns = `id, access_key_id, type, resource_type, resource_id, body, created_at`
+
+func scanEvent(row interface{ Scan(...any) error }) (*StoredEvent, error) {
+	var (
+		e       StoredEvent
+		body    string
+		created int64
+	)
+	err := row.Scan(&e.ID, &e.AccessKeyID, &e.Type, &e.ResourceType, &e.ResourceID, &body, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	e.Body, e.CreatedAt = []byte(body), fromMicros(created)
+	return &e, err
+}
+
+// FindEvent finds an event by id, whatever key owns it.
+func (q Queries) FindEvent(ctx context.Context, id string) (*StoredEvent, error) {
+	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
+}
+
+// FindEventForKey finds a key's event; another key's is ErrNotFound.
+func (q Queries) FindEventForKey(ctx context.Context, keyID, id string) (*StoredEvent, error) {
+	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND access_key_id = $2`, id, keyID))
+}
+
+// EventFilter selects a page of a key's events, newest first.
+type EventFilter struct {
+	Type, ResourceID string
+	AfterCreated     *time.Time
+	AfterID          string
+	// Since lists events after this one in the other direction, oldest
+	// first (for `paygate listen`): every event created after it.
+	SinceCreated *time.Time
+	SinceID      string
+	Limit        int
+}
+
+// ListEvents returns up to f.Limit of the key's events matching f.
+func (q Queries) ListEvents(ctx context.Context, keyID string, f EventFilter) ([]*StoredEvent, error) {
+	where, args := []string{"access_key_id = $1"}, []any{keyID}
+	add := func(cond string, vs ...any) {
+		for _, v := range vs {
+			args = append(args, v)
+			cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1)
+		}
+		where = append(where, cond)
+	}
+	if f.Type != "" {
+		add("type = ?", f.Type)
+	}
+	if f.ResourceID != "" {
+		add("resource_id = ?", f.ResourceID)
+	}
+	order := "DESC"
+	if f.AfterCreated != nil {
+		c := micros(*f.AfterCreated)
+		add("(created_at < ? OR (created_at = ? AND id < ?))", c, c, f.AfterID)
+	}
+	if f.SinceCreated != nil {
+		c := micros(*f.SinceCreated)
+		add("(created_at > ? OR (created_at = ? AND id > ?))", c, c, f.SinceID)
+		order = "ASC"
+	}
+	args = append(args, f.Limit)
+	rows, err := q.q.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM events WHERE %s ORDER BY created_at %s, id %s LIMIT $%d`,
+		eventColumns, strings.Join(where, " AND "), order, order, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*StoredEvent
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// ErrOutsideTx is returned for a status change attempted outside a
+// transaction while events are recorded: the change and its event must
+// commit together.
+var ErrOutsideTx = errors.New("store: a payment status change needs a transaction")
+
+// outsideTx reports whether a write that changes a status would happen
+// outside a transaction while events are recorded.
+func (q Queries) outsideTx(changesStatus bool) bool {
+	return changesStatus && q.tx == nil && q.store != nil && q.store.renderPayment != nil
+}
+
+// paymentChanged records the payment.<status> event of a status change.
+func (q Queries) paymentChanged(ctx context.Context, p *payment.Payment) error {
+	if q.store == nil || q.store.renderPayment == nil || p.Status == p.StoredStatus {
+		p.StoredStatus = p.Status
+		return nil
+	}
+	obj, err := q.store.renderPayment(p)
+	if err != nil {
+		return err
+	}
+	err = q.tx.RecordEvent(ctx, webhook.Event{ID: uuid.Must(uuid.NewV7()).String(), AccessKeyID: p.AccessKeyID,
+		Type: "payment." + string(p.Status), ResourceType: "payment", ResourceID: p.ID, Object: obj, CreatedAt: p.UpdatedAt})
+	if err == nil {
+		p.StoredStatus = p.Status
+	}
+	return err
+}

@@ -1,0 +1,95 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+type noopFanout struct {
+	river.WorkerDefaults[webhook.FanoutArgs]
+}
+
+func (noopFanout) Work(context.Context, *river.Job[webhook.FanoutArgs]) error { return nil }
+
+// TestPaymentEvents: every status change records its payment.<status> event
+// and queues its fan-out in the same transaction; a rolled back change
+// leaves no event; a status change outside a transaction is refused.
+func TestPaymentEvents(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s := storetest.Open(t, db)
+			workers := river.NewWorkers()
+			river.AddWorker(workers, noopFanout{})
+			_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
+			require.NoError(t, err)
+			s.RecordPaymentEvents(func(p *payment.Payment) ([]byte, error) {
+				return json.Marshal(map[string]string{"payment_id": p.ID, "status": string(p.Status)})
+			})
+			k, c := newKey(t, s, "ev"), newChannel(t, s, "ev", "USD")
+			p := &payment.Payment{ID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID, Kind: payment.KindDirect,
+				Status: payment.Processing, OrderID: "o", AmountMinor: 1, Currency: "USD", Locale: "ru",
+				OperationMode: payment.ModeCharge, Method: "card", CreatedAt: t0, UpdatedAt: t0}
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePayment(ctx, p) }))
+
+			p.Status, p.UpdatedAt = payment.Succeeded, t0.Add(time.Second)
+			require.ErrorIs(t, s.UpdatePayment(ctx, p), store.ErrOutsideTx)
+			p, err = s.FindPaymentByID(ctx, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, payment.Processing, p.Status, "the refused change wrote nothing")
+
+			boom := context.Canceled
+			require.ErrorIs(t, s.InTx(ctx, func(tx *store.Tx) error {
+				p.Status, p.UpdatedAt = payment.Declined, t0.Add(time.Second)
+				if err := tx.UpdatePayment(ctx, p); err != nil {
+					return err
+				}
+				return boom
+			}), boom)
+			p, err = s.FindPaymentByID(ctx, p.ID)
+			require.NoError(t, err)
+
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+				p.Status, p.UpdatedAt = payment.Succeeded, t0.Add(2*time.Second)
+				return tx.UpdatePayment(ctx, p)
+			}))
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+				p.MaskedCard = "same status: no event"
+				return tx.UpdatePayment(ctx, p)
+			}))
+
+			evs, err := s.ListEvents(ctx, k.ID, store.EventFilter{Limit: 10})
+			require.NoError(t, err)
+			var types []string
+			for _, e := range evs {
+				types = append(types, e.Type)
+				var body struct {
+					ID   string `json:"id"`
+					Type string `json:"type"`
+					Data struct {
+						Object map[string]string `json:"object"`
+					} `json:"data"`
+				}
+				require.NoError(t, json.Unmarshal(e.Body, &body))
+				require.Equal(t, e.ID, body.ID)
+				require.Equal(t, "payment."+body.Data.Object["status"], body.Type, "the object is the payment at that change")
+			}
+			require.Equal(t, []string{"payment.succeeded", "payment.processing"}, types, "newest first; nothing from the rolled back change")
+			var fanouts int
+			require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'webhook.fanout'`).Scan(&fanouts))
+			require.Equal(t, 2, fanouts, "one fan-out job per event")
+		})
+	}
+}
