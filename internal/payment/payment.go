@@ -64,8 +64,8 @@ type Payment struct {
 	// StoredStatus is the status as last read or written: a change of
 	// Status against it is a status change, and makes an event (decisions 6).
 	StoredStatus Status
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // BankReference is the issuing bank's own reference, when a provider reports one.
