@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 )
@@ -27,14 +25,6 @@ func engine(s *store.Store, svc *payment.Service, a *app, pollEvery time.Duratio
 			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 		},
 	}
-}
-
-// addPaymentWorkers registers every payment job.
-func addPaymentWorkers(w *river.Workers, e *payment.Engine, s *store.Store, now func() time.Time) {
-	river.AddWorker(w, &payment.ExpireSessionWorker{Engine: e})
-	river.AddWorker(w, &payment.OperateWorker{Engine: e})
-	river.AddWorker(w, &payment.PollWorker{Engine: e})
-	river.AddWorker(w, &payment.ExpireAuthorizationWorker{Engine: e})
 }
 
 var _ payment.CheckoutTx = (*store.Tx)(nil)

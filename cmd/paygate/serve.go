@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/server"
 )
 
@@ -77,7 +78,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	workerSet := river.NewWorkers()
 	eng := engine(a.store, a.payments, a, 2*time.Second)
 	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
-	addPaymentWorkers(workerSet, eng, a.store, a.now)
+	payment.AddWorkers(workerSet, eng)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },

@@ -103,3 +103,11 @@ func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 		return tx.UpdatePayment(ctx, p)
 	})
 }
+
+// AddWorkers registers every payment job's worker on the engine.
+func AddWorkers(w *river.Workers, e *Engine) {
+	river.AddWorker(w, &ExpireSessionWorker{Engine: e})
+	river.AddWorker(w, &OperateWorker{Engine: e})
+	river.AddWorker(w, &PollWorker{Engine: e})
+	river.AddWorker(w, &ExpireAuthorizationWorker{Engine: e})
+}

@@ -108,10 +108,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	payments.BINs = bins
 
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &payment.ExpireSessionWorker{Engine: eng})
-	river.AddWorker(workers, &payment.OperateWorker{Engine: eng})
-	river.AddWorker(workers, &payment.PollWorker{Engine: eng})
-	river.AddWorker(workers, &payment.ExpireAuthorizationWorker{Engine: eng})
+	payment.AddWorkers(workers, eng)
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
 	if o.work {
