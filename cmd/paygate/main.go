@@ -47,12 +47,19 @@ Usage:
   paygate bins       versions [--json]
   paygate bins       activate VERSION
   paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value']
+  paygate webhooks   add --key ACCESS_KEY --url URL [--event-types a,b] [--json]
+  paygate webhooks   list [--key ACCESS_KEY] [--json]
+  paygate webhooks   remove ENDPOINT_ID
+  paygate webhooks   rotate-secret ENDPOINT_ID [--overlap 24h] [--json]
+  paygate listen     --forward-to URL [--secret whsec_...] [--events a,b] [--json]
+                                             forward the key's events, signed, to a local URL
+  paygate trigger    EVENT_TYPE              sandbox activity that produces the event (payment.succeeded, ...)
   paygate master-key rotate [--json]           a new master key; every sealed value re-wrapped
   paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
                                              run the sandbox acquirer on its own
   paygate version
 
-Database flags (serve, migrate, keys, channels, bins): --data-dir, --database-url,
+Database flags (serve, migrate, keys, channels, bins, webhooks): --data-dir, --database-url,
 --environment, --master-key-file; run "paygate serve -h" for all of them.
 `
 
@@ -80,6 +87,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return bins(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return call(ctx, rest, getenv, stdin, stdout, stderr)
+	case "webhooks":
+		return webhooks(ctx, rest, getenv, stdout, stderr)
+	case "listen":
+		return listen(ctx, rest, getenv, stdout, stderr)
+	case "trigger":
+		return trigger(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "paygate", version, "(API", apiVersion+")")
 		return nil

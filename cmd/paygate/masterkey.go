@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // aadOf says what each sealed column's values are bound to.
@@ -20,6 +21,7 @@ var aadOf = map[string]func(key string) []byte{
 	"payments":          payment.CustomerAAD,
 	"operation_secrets": payment.OperationAAD,
 	"saved_cards":       payment.SavedCardAAD,
+	"webhook_endpoints": webhook.SecretAAD,
 }
 
 // masterKey: paygate master-key rotate. A new master key becomes active
@@ -70,7 +72,7 @@ func masterKey(ctx context.Context, args []string, getenv func(string) string, s
 			if err != nil {
 				return err
 			}
-			counts[c.Table] = n
+			counts[c.Table] += n
 		}
 		return nil
 	})
@@ -80,7 +82,8 @@ func masterKey(ctx context.Context, args []string, getenv func(string) string, s
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{"active_key": a.keyring.ActiveID(), "rewrapped": counts})
 	}
-	fmt.Fprintf(stdout, "master key %s is active; re-wrapped %d key secrets, %d customers, %d pending operations, %d saved cards\n",
-		a.keyring.ActiveID(), counts["access_keys"], counts["payments"], counts["operation_secrets"], counts["saved_cards"])
+	fmt.Fprintf(stdout, "master key %s is active; re-wrapped %d key secrets, %d customers, %d pending operations, %d saved cards, %d webhook secrets\n",
+		a.keyring.ActiveID(), counts["access_keys"], counts["payments"], counts["operation_secrets"], counts["saved_cards"],
+		counts["webhook_endpoints"])
 	return nil
 }

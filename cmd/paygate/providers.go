@@ -30,29 +30,32 @@ func (f *providerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.callTimeout, "provider-timeout", 10*time.Second, "how long one provider call may take before its outcome counts as unknown")
 }
 
-// start returns the provider registry. In the sandbox environment the
-// sandbox acquirer runs in-process (its ledger kept in DATA_DIR so that it
-// survives a restart) unless --sandbox-url names a standalone one. The
-// production environment refuses the sandbox acquirer (issue 3).
-func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, func(), error) {
+// start returns the provider registry and the origins of the providers'
+// payer pages (3DS, hosted checkout), which the checkout's forms may lead
+// to. In the sandbox environment the sandbox acquirer runs in-process (its
+// ledger kept in DATA_DIR so that it survives a restart) unless
+// --sandbox-url names a standalone one. The production environment refuses
+// the sandbox acquirer (issue 3).
+func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, []string, func(), error) {
 	client := &http.Client{Timeout: f.callTimeout}
 	if env == merchant.Production {
 		if f.sandboxURL != "" {
-			return nil, nil, errors.New("the sandbox acquirer cannot be used in production: remove --sandbox-url")
+			return nil, nil, nil, errors.New("the sandbox acquirer cannot be used in production: remove --sandbox-url")
 		}
-		return provider.Registry{}, func() {}, nil
+		return provider.Registry{}, nil, func() {}, nil
 	}
 	if f.sandboxURL != "" {
-		return provider.Registry{sandbox.Name: sandbox.NewAdapter(f.sandboxURL, f.sandboxKey, client)}, func() {}, nil
+		return provider.Registry{sandbox.Name: sandbox.NewAdapter(f.sandboxURL, f.sandboxKey, client)},
+			[]string{f.sandboxURL}, func() {}, nil
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	run, err := sandbox.Start(sandbox.Config{StateFile: filepath.Join(dataDir, "sandbox-acquirer.json"), Logger: a.log})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the sandbox acquirer: %w", err)
+		return nil, nil, nil, fmt.Errorf("start the sandbox acquirer: %w", err)
 	}
-	return provider.Registry{sandbox.Name: run.Adapter(client)}, func() { run.Close() }, nil
+	return provider.Registry{sandbox.Name: run.Adapter(client)}, []string{run.URL}, func() { run.Close() }, nil
 }
 
 // binFallback asks the provider of the key's first channel for a BIN the

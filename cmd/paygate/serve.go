@@ -37,11 +37,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
 	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
+	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout {
 		return usageError{"want --provider-timeout < --job-timeout <= --rescue-after"}
+	}
+	if *webhookTimeout <= 0 {
+		return usageError{"--webhook-timeout must be positive"}
 	}
 	trusted, err := parsePrefixes(*proxies)
 	if err != nil {
@@ -67,7 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		a.log.Warn("requeued jobs interrupted by the last stop", "jobs", n)
 	}
 
-	registry, closeProviders, err := prov.start(a.env, db.dataDir, a)
+	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a)
 	if err != nil {
 		return err
 	}
@@ -79,6 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eng := engine(a.store, a.payments, a, 2*time.Second)
 	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
 	payment.AddWorkers(workerSet, eng)
+	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
@@ -98,13 +103,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eng.PublicURL = strings.TrimRight(*publicURL, "/")
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
-		RateLimit: *rateLimit, TrustedProxies: trusted,
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Log: a.log, Now: a.now, Metrics: metrics,
-		BINs: a.bins, BINFallback: binFallback(a.store, registry)})
+		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins,
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
+		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a)})
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	// Every payment status change records its event (decisions 6), with
+	// the payment as GET shows it.
+	a.store.RecordPaymentEvents(srv.RenderPayment)
 	if a.env == merchant.Sandbox {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
 			ln.Close()

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // Options tune the client.
@@ -35,6 +36,9 @@ type Options struct {
 	JobTimeout time.Duration
 	// OnFinished is told of every finished job (for metrics).
 	OnFinished func(kind, outcome string)
+	// WebhookWorkers is how many webhook jobs run at once, on their own
+	// queue so that slow endpoints never hold payment jobs up; default 20.
+	WebhookWorkers int
 }
 
 // Driver returns River's driver for the store's database.
@@ -59,7 +63,10 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 		Test:                 river.TestConfig{Time: o.Time},
 	}
 	if o.Work {
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: orInt(o.MaxWorkers, 20)}}
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: orInt(o.MaxWorkers, 20)},
+			webhook.Queue:      {MaxWorkers: orInt(o.WebhookWorkers, 20)},
+		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return PurgeArgs{}, nil },

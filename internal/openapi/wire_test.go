@@ -40,6 +40,8 @@ var wirePairs = []wirePair{
 	{PayoutMethod{}, "PayoutMethod", true},
 	{PayoutCard{}, "PayoutCard", true},
 	{ConfirmPayout{}, "ConfirmPayout", true},
+	{CreateWebhookEndpoint{}, "CreateWebhookEndpoint", true},
+	{ResendEvent{}, "ResendEvent", true},
 
 	{Payment{}, "Payment", false},
 	{PaymentCustomer{}, "PaymentCustomer", false},
@@ -59,12 +61,22 @@ var wirePairs = []wirePair{
 	{Health{}, "Health", false},
 	{ErrorEnvelope{}, "ErrorEnvelope", false},
 	{ErrorBody{}, "ErrorEnvelope/properties/error", false},
+	{WebhookEndpoint{}, "WebhookEndpoint", false},
+	{CreatedWebhookEndpoint{}, "CreatedWebhookEndpoint", false},
+	{WebhookEndpointList{}, "WebhookEndpointList", false},
+	{Event{}, "Event", false},
+	{EventData{}, "EventData", false},
+	{EventList{}, "EventList", false},
+	{EventDetails{}, "EventDetails", false},
+	{WebhookDelivery{}, "WebhookDelivery", false},
+	{WebhookAttempt{}, "WebhookAttempt", false},
 }
 
 // responseRoots are the types the server answers with.
 var responseRoots = []any{
 	Payment{}, RefundList{}, Subscription{}, PaymentChannelList{}, CardInformation{},
 	CardVerification{}, Payout{}, Health{}, ErrorEnvelope{},
+	CreatedWebhookEndpoint{}, WebhookEndpointList{}, EventList{}, EventDetails{},
 }
 
 func TestWireTypesMatchSchemas(t *testing.T) {
@@ -186,6 +198,15 @@ func TestResponsesValidateAgainstSchemas(t *testing.T) {
 			Currency: "UAH", Account: "a", PayoutMethod: "card", CreatedAt: now, UpdatedAt: now},
 		"Subscription": Subscription{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", MandateID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b",
 			AmountMinor: 1, Currency: "UAH", IntervalUnit: "month", IntervalCount: 1, Status: "active"},
+		"CreatedWebhookEndpoint": CreatedWebhookEndpoint{WebhookEndpoint: WebhookEndpoint{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b",
+			URL: "https://shop.example/hooks", EventTypes: []string{}, CreatedAt: now}, Secret: "whsec_c2VjcmV0"},
+		"EventDetails": EventDetails{Event: Event{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", Type: "payment.succeeded",
+			CreatedAt: now, Data: EventData{Object: json.RawMessage(`{"payment_id":"x"}`)}},
+			Deliveries: []WebhookDelivery{{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", EndpointID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b",
+				URL: "https://shop.example/hooks", Status: "failed", FailureReason: "endpoint_disabled", CreatedAt: now,
+				Attempts: []WebhookAttempt{{AttemptedAt: now, StatusCode: 410, LatencyMS: 12, Response: "gone"},
+					{AttemptedAt: now, LatencyMS: 15000, Error: "timeout"}}}}},
+		"EventList":     EventList{Items: []Event{}},
 		"Health":        Health{Status: "ok", Service: "paygate", Version: "1.2.0", Environment: "sandbox"},
 		"ErrorEnvelope": NewErrorEnvelope(fault.OnField(fault.ValidationError, "order_id", "is required"), "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b"),
 	} {

@@ -2,7 +2,9 @@ package payment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +58,9 @@ type CheckoutForm struct {
 	Consent                          bool
 	AcceptHeader, UserAgent, PayerIP string
 	Device                           []byte // the DeviceSnapshot JSON the page's script gathered, if any
+	// Wallet is the wallet's payload for apple_pay, google_pay and
+	// samsung_pay (token mode), as the wallet handed it to the page.
+	Wallet json.RawMessage
 }
 
 // formField maps the API's field paths to the page's form fields, so that a
@@ -65,6 +70,7 @@ var formField = map[string]string{
 	"customer.billing_address.country": "country", "customer.billing_address.line1": "line1",
 	"payment_method.card.number": "number", "payment_method.card.expire_year": "expire_year",
 	"payment_method.card.cvv": "cvv", "payment_method.mobile.phone": "phone", "payment_method.card": "number",
+	"payment_method.wallet": "wallet_token",
 }
 
 // SubmitCheckout takes the payer's payment data for an open session: it
@@ -75,6 +81,20 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	now := s.Now().UTC().Truncate(time.Microsecond)
 	if p.Observe(now).Status != AwaitingPaymentData && p.Observe(now).Status != Created {
 		return fault.Newf(fault.InvalidPaymentState, "this checkout is %s", p.Observe(now).Status)
+	}
+	ch, err := tx.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return err
+	}
+	if ch.CheckoutMode == merchant.CheckoutProviderRedirect {
+		// The payer pays on the provider's page: Paygate takes no payment data.
+		return fault.New(fault.InvalidPaymentState, "this checkout takes payment data on the provider's page")
+	}
+	if f.SavedCardID != "" {
+		f.Method = MethodCard
+	}
+	if !slices.Contains(ch.PaymentMethods, f.Method) {
+		return fault.OnField(fault.ValidationError, "method", "choose one of the payment methods offered")
 	}
 	cust, err := s.Customer(p)
 	if err != nil {
@@ -105,6 +125,8 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 			CVV: f.CVV, Holder: f.Cardholder}
 	case f.Method == MethodMobile:
 		in.Phone = f.Phone
+	default: // a wallet, in token mode
+		in.Wallet, in.PayloadMode = f.Wallet, "token"
 	}
 	if in.Card != nil && s.BINs != nil {
 		if info, ok := s.BINs.ClassifyIn(ctx, tx, in.Card.Number); ok {
@@ -144,6 +166,9 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 		return err
 	}
 	sec := Secret{Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}
+	if len(in.Wallet) > 0 {
+		sec.Wallet = &provider.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+	}
 	return s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec)
 }
 

@@ -173,7 +173,7 @@ func (e *Engine) send(ctx context.Context, prov provider.Provider, ch merchant.C
 		req := provider.PayRequest{
 			OperationID: op.ID, Authorize: p.OperationMode == ModeAuthorize, AmountMinor: p.AmountMinor,
 			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer,
-			Locale: p.Locale, ReturnURL: p.ReturnURL, SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
+			Locale: p.Locale, ReturnURL: e.returnURL(p), SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
 			Instrument: provider.Instrument{Card: sec.Card, Wallet: sec.Wallet, Phone: sec.Phone},
 			Browser:    browser(p),
 		}

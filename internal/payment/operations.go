@@ -31,6 +31,9 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
 	}
+	if q, ok, err := s.confirmRedirect(ctx, tx, p, code); ok {
+		return q, err
+	}
 	if p.NextActionType == "otp" && code == "" {
 		return nil, fault.OnField(fault.ValidationError, "value", "the one-time code the payer received is required")
 	}

@@ -59,6 +59,7 @@ type env struct {
 	merchants *merchant.Service
 	server    *server.Server
 	acquirer  *sandbox.Server
+	acqURL    string // the sandbox's base URL: its pages and API
 	bins      *cardinfo.Service
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
@@ -72,6 +73,8 @@ type options struct {
 	faults      sandbox.Faults
 	proxies     []netip.Prefix
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
+	// webhookTimeout is how long a webhook endpoint may take; 0: 15 s.
+	webhookTimeout time.Duration
 }
 
 func newEnv(t testing.TB, db storetest.Database, o options) *env {
@@ -109,6 +112,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 
 	workers := river.NewWorkers()
 	payment.AddWorkers(workers, eng)
+	webhooks := addWebhookWorkers(workers, s, kr, clk, newID, log, o)
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
 	if o.work {
@@ -121,14 +125,16 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	}
 
 	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
-		RateLimit: o.rateLimit, TrustedProxies: o.proxies}, server.Deps{Store: s, Merchants: merchants, Payments: payments, Log: log, Now: clk.Now,
-		Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback})
+		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}},
+		server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
+			Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL
 
-	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server}
+	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server,
+		acqURL: acq.URL}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e

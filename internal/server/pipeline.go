@@ -74,10 +74,42 @@ func (s *Server) read(fn func(ctx context.Context, c *call) (answer, error)) htt
 	})
 }
 
+// remove serves an authenticated DELETE. It needs no Idempotency-Key
+// (removing twice answers 404 the second time) and takes no body beyond an
+// empty object; success is 204 without a body.
+func (s *Server) remove(fn func(ctx context.Context, c *call) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.front(w, r)
+		if !ok {
+			return
+		}
+		if err := s.admit(r.Context(), s.store, c.key, c.nonce); err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		if len(bytes.TrimSpace(c.body)) > 0 {
+			if f := emptyObject(c.body); f != nil {
+				s.fail(w, r, f)
+				return
+			}
+		}
+		if err := fn(r.Context(), c); err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
 // writeSpec describes a mutating endpoint's body.
 type writeSpec struct {
 	schema   string // schema of the body in the OpenAPI document; "" for none
 	optional bool   // the body may be absent (empty)
+	// sealAnswer keeps the stored answer encrypted: it shows a secret once
+	// (a webhook endpoint's), which must not sit in the clear for the 24
+	// hours an answer is kept for replay.
+	sealAnswer bool
 }
 
 // write serves a mutating request with the checks of decisions 3 in their
@@ -103,7 +135,7 @@ func write[T any](s *Server, spec writeSpec, fn func(ctx context.Context, tx *st
 			s.fail(w, r, f)
 			return
 		}
-		status, body, replayed, err := s.execute(r.Context(), c, idemKey, func(ctx context.Context, tx *store.Tx) (answer, error) {
+		status, body, replayed, err := s.execute(r.Context(), c, idemKey, spec.sealAnswer, func(ctx context.Context, tx *store.Tx) (answer, error) {
 			return fn(ctx, tx, c, in)
 		})
 		if err != nil {
@@ -167,8 +199,8 @@ func fingerprint(r *http.Request, body []byte) string {
 
 // execute runs fn once per (key, Idempotency-Key): it answers a finished
 // request's stored answer again, 409 while one is executing, 422 for the
-// same key with another request.
-func (s *Server) execute(ctx context.Context, c *call, idemKey string, fn func(context.Context, *store.Tx) (answer, error)) (status int, body []byte, replayed bool, err error) {
+// same key with another request. With seal the answer is stored sealed.
+func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool, fn func(context.Context, *store.Tx) (answer, error)) (status int, body []byte, replayed bool, err error) {
 	tx, err := s.store.Begin(ctx)
 	if err != nil {
 		return 0, nil, false, err
@@ -200,6 +232,12 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, fn func(c
 		return answerWith(fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
 			"this Idempotency-Key was used with another request"))
 	case err == nil:
+		if seal {
+			// The same fingerprint means the same endpoint: its answers are sealed.
+			if prior.Body, err = s.merchants.Sealer.Open(prior.Body, answerAAD(c.key.ID, idemKey)); err != nil {
+				return 0, nil, false, err
+			}
+		}
 		if err := tx.Commit(); err != nil {
 			return 0, nil, false, err
 		}
@@ -227,6 +265,11 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, fn func(c
 		status, body = a.status, mustJSON(a.body)
 	}
 	stored := store.StoredResponse{Fingerprint: fp, StatusCode: status, Body: body, CreatedAt: s.now()}
+	if seal {
+		if stored.Body, err = s.merchants.Sealer.Seal(body, answerAAD(c.key.ID, idemKey)); err != nil {
+			return 0, nil, false, err
+		}
+	}
 	if err := tx.SaveIdempotentResponse(ctx, c.key.ID, idemKey, stored); err != nil {
 		return 0, nil, false, err
 	}
@@ -234,4 +277,9 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, fn func(c
 		return 0, nil, false, err
 	}
 	return status, body, false, nil
+}
+
+// answerAAD binds a sealed stored answer to its key and Idempotency-Key.
+func answerAAD(keyID, idemKey string) []byte {
+	return []byte("idempotent_answer:" + keyID + ":" + idemKey)
 }

@@ -28,6 +28,20 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/payments/{id}/refunds", s.listRefunds())
 	handle("POST /api/v1/payments/{id}/refunds", s.refundPayment())
 
+	handle("POST /api/v1/webhook-endpoints", s.createWebhookEndpoint())
+	handle("GET /api/v1/webhook-endpoints", s.listWebhookEndpoints())
+	handle("DELETE /api/v1/webhook-endpoints/{id}", s.deleteWebhookEndpoint())
+	handle("GET /api/v1/events", s.listEvents())
+	handle("GET /api/v1/events/{id}", s.getEvent())
+	handle("POST /api/v1/events/{id}/resend", s.resendEvent())
+
+	// The hosted checkout: pages for payers, not API (docs/checkout.md).
+	handle("GET /checkout/{id}", s.checkoutPage())
+	handle("POST /checkout/{id}", s.checkoutSubmit())
+	handle("GET /checkout/{id}/return", s.checkoutReturn())
+	handle("POST /checkout/{id}/confirm", s.checkoutConfirm())
+	handle("GET /assets/{file}", s.checkoutAsset())
+
 	if s.metrics != nil {
 		handle("GET /metrics", s.metrics.Handler())
 	}

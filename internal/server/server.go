@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // Config is what the HTTP layer needs to know of the deployment.
@@ -32,6 +33,10 @@ type Config struct {
 	// counted across every API process; 0 turns the limit off.
 	RateLimit      int
 	TrustedProxies []netip.Prefix
+	// ProviderOrigins are the origins of the providers' payer pages (3DS,
+	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
+	// lead there (Content-Security-Policy form-action).
+	ProviderOrigins []string
 }
 
 // Server serves the client API.
@@ -40,6 +45,7 @@ type Server struct {
 	store     *store.Store
 	merchants *merchant.Service
 	payments  *payment.Service
+	engine    *payment.Engine
 	validator *openapi.Validator
 	log       *slog.Logger
 	now       func() time.Time
@@ -50,6 +56,7 @@ type Server struct {
 
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
+	webhooks    *webhook.Service
 }
 
 // Deps are the services a Server calls.
@@ -57,15 +64,20 @@ type Deps struct {
 	Store     *store.Store
 	Merchants *merchant.Service
 	Payments  *payment.Service
-	Log       *slog.Logger
-	Now       func() time.Time
-	Metrics   *Metrics
+	// Engine runs provider calls the checkout makes itself (the provider's
+	// own page for provider_redirect channels); nil: that mode is off.
+	Engine  *payment.Engine
+	Log     *slog.Logger
+	Now     func() time.Time
+	Metrics *Metrics
 
 	// BINs is the BIN base (GET /cards/information).
 	BINs *cardinfo.Service
 	// BINFallback asks the provider of the calling key about a BIN the
 	// active BIN version does not cover; nil means no fallback.
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
+	// Webhooks manages webhook endpoints and re-sends events.
+	Webhooks *webhook.Service
 }
 
 // New builds the server and its routes.
@@ -74,8 +86,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, validator: v,
-		log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs, binFallback: d.BINFallback}
+	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, engine: d.Engine, validator: v,
+		log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs, binFallback: d.BINFallback, webhooks: d.Webhooks}
 	mux := http.NewServeMux()
 	s.routes(mux)
 	s.handler = s.outer(mux)

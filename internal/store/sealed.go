@@ -17,6 +17,8 @@ var SealedColumns = []SealedColumn{
 	{"payments", "id", "customer_sealed"},
 	{"operation_secrets", "operation_id", "sealed"},
 	{"saved_cards", "id", "token_sealed"},
+	{"webhook_endpoints", "id", "secret_sealed"},
+	{"webhook_endpoints", "id", "previous_secret_sealed"},
 }
 
 // RewrapSealed passes every sealed value of c through fn and stores what it

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// listEvents is the extension GET /api/v1/events: newest first a page at a
+// time, or with since, oldest first after a point (paygate listen).
+func (s *Server) listEvents() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		f, err := s.eventFilter(ctx, c.key.ID, c.r.URL.Query())
+		if err != nil {
+			return answer{}, err
+		}
+		limit := f.Limit
+		f.Limit++ // one more tells whether another page exists
+		evs, err := s.store.ListEvents(ctx, c.key.ID, f)
+		if err != nil {
+			return answer{}, err
+		}
+		out := openapi.EventList{Items: []openapi.Event{}}
+		if len(evs) > limit {
+			evs = evs[:limit]
+			if f.SinceCreated == nil {
+				last := evs[limit-1]
+				cur := encodeCursor(last.CreatedAt, last.ID)
+				out.NextCursor = &cur
+			}
+		}
+		for _, e := range evs {
+			v, err := eventView(e)
+			if err != nil {
+				return answer{}, err
+			}
+			out.Items = append(out.Items, v)
+		}
+		return answer{http.StatusOK, out}, nil
+	})
+}
+
+var eventParams = []string{"type", "resource_id", "since", "limit", "cursor"}
+
+// eventFilter reads the query of GET /events (each parameter at most once).
+func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (store.EventFilter, error) {
+	f := store.EventFilter{Limit: 20}
+	for name, vs := range q {
+		if !slices.Contains(eventParams, name) {
+			return f, fault.OnField(fault.UnknownField, name, "unknown query parameter")
+		}
+		if len(vs) > 1 {
+			return f, fault.OnField(fault.ValidationError, name, "may be given once")
+		}
+	}
+	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
+	if v := q.Get("type"); v != "" {
+		if !webhook.ValidType(v) {
+			return f, bad("type", "must be an event type such as payment.succeeded")
+		}
+		f.Type = v
+	}
+	if v := q.Get("resource_id"); len(v) > 64 {
+		return f, bad("resource_id", "must be at most 64 characters")
+	}
+	f.ResourceID = q.Get("resource_id")
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return f, bad("limit", "must be an integer from 1 to 100")
+		}
+		f.Limit = n
+	}
+	since, cursor := q.Get("since"), q.Get("cursor")
+	if since != "" && cursor != "" {
+		return f, bad("since", "cannot be combined with cursor")
+	}
+	if cursor != "" {
+		t, id, ok := decodeCursor(cursor)
+		if !ok {
+			return f, bad("cursor", "is not a cursor this API gave")
+		}
+		f.AfterCreated, f.AfterID = &t, id
+	}
+	if since == "" {
+		return f, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, since); err == nil {
+		t = t.UTC()
+		f.SinceCreated = &t
+		return f, nil
+	}
+	if uuid.Validate(since) != nil {
+		return f, bad("since", "must be an RFC 3339 date-time or the id of an event")
+	}
+	e, err := s.store.FindEventForKey(ctx, keyID, since)
+	if errors.Is(err, store.ErrNotFound) {
+		return f, bad("since", "no event of this key has this id")
+	}
+	if err != nil {
+		return f, err
+	}
+	f.SinceCreated, f.SinceID = &e.CreatedAt, e.ID
+	return f, nil
+}
+
+// getEvent is the extension GET /api/v1/events/{id}: the event and its
+// deliveries with every attempt; another key's event is 404.
+func (s *Server) getEvent() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		e, err := s.findEvent(ctx, s.store, c)
+		if err != nil {
+			return answer{}, err
+		}
+		d, err := eventDetails(ctx, s.store, e)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{http.StatusOK, d}, nil
+	})
+}
+
+// resendEvent is the extension POST /api/v1/events/{id}/resend: a new
+// round of delivery now, to every endpoint that takes the event or to one.
+func (s *Server) resendEvent() http.Handler {
+	return write(s, writeSpec{schema: "ResendEvent", optional: true},
+		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.ResendEvent) (answer, error) {
+			e, err := s.findEvent(ctx, tx, c)
+			if err != nil {
+				return answer{}, err
+			}
+			eps, err := tx.ListWebhookEndpoints(ctx, c.key.ID)
+			if err != nil {
+				return answer{}, err
+			}
+			var targets []*webhook.Endpoint
+			for _, ep := range eps {
+				if !ep.Enabled() {
+					continue
+				}
+				if in.EndpointID == nil && ep.Wants(e.Type) || in.EndpointID != nil && *in.EndpointID == ep.ID {
+					targets = append(targets, ep)
+				}
+			}
+			if in.EndpointID != nil && len(targets) == 0 {
+				return answer{}, fault.OnField(fault.ValidationError, "endpoint_id", "no enabled webhook endpoint of this key has this id")
+			}
+			if err := s.webhooks.Resend(ctx, tx, e.ID, targets); err != nil {
+				return answer{}, err
+			}
+			d, err := eventDetails(ctx, tx, e)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusOK, d}, nil
+		})
+}
+
+// eventReader is what showing an event reads: the store or a transaction.
+type eventReader interface {
+	FindEventForKey(ctx context.Context, keyID, id string) (*store.StoredEvent, error)
+	ListDeliveries(ctx context.Context, eventID string) ([]*webhook.Delivery, error)
+	ListAttempts(ctx context.Context, eventID string) ([]*webhook.Attempt, error)
+	FindWebhookEndpoint(ctx context.Context, id string) (*webhook.Endpoint, error)
+}
+
+func (s *Server) findEvent(ctx context.Context, q eventReader, c *call) (*store.StoredEvent, error) {
+	id, err := pathID(c.r)
+	if err != nil {
+		return nil, err
+	}
+	e, err := q.FindEventForKey(ctx, c.key.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.New(fault.NotFound, "no event with this id")
+	}
+	return e, err
+}
+
+// eventView is the event as sent: its stored body, decoded.
+func eventView(e *store.StoredEvent) (openapi.Event, error) {
+	var v openapi.Event
+	if err := json.Unmarshal(e.Body, &v); err != nil {
+		return v, fmt.Errorf("event %s: stored body: %w", e.ID, err)
+	}
+	return v, nil
+}
+
+// eventDetails is an event with its deliveries and their attempts.
+func eventDetails(ctx context.Context, q eventReader, e *store.StoredEvent) (openapi.EventDetails, error) {
+	v, err := eventView(e)
+	if err != nil {
+		return openapi.EventDetails{}, err
+	}
+	out := openapi.EventDetails{Event: v, Deliveries: []openapi.WebhookDelivery{}}
+	ds, err := q.ListDeliveries(ctx, e.ID)
+	if err != nil {
+		return out, err
+	}
+	attempts, err := q.ListAttempts(ctx, e.ID)
+	if err != nil {
+		return out, err
+	}
+	for _, d := range ds {
+		ep, err := q.FindWebhookEndpoint(ctx, d.EndpointID)
+		if err != nil {
+			return out, err
+		}
+		w := openapi.WebhookDelivery{ID: d.ID, EndpointID: d.EndpointID, URL: ep.URL, Status: d.Status,
+			FailureReason: d.Reason, CreatedAt: openapi.Time(d.CreatedAt), Attempts: []openapi.WebhookAttempt{}}
+		if d.NextAttemptAt != nil && d.Status == webhook.Pending {
+			w.NextAttemptAt = openapi.Time(*d.NextAttemptAt)
+		}
+		for _, a := range attempts {
+			if a.DeliveryID == d.ID {
+				w.Attempts = append(w.Attempts, openapi.WebhookAttempt{AttemptedAt: openapi.Time(a.At), StatusCode: a.StatusCode,
+					LatencyMS: a.Latency.Milliseconds(), Response: a.Response, Error: a.Error})
+			}
+		}
+		out.Deliveries = append(out.Deliveries, w)
+	}
+	return out, nil
+}

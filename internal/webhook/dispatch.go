@@ -1,0 +1,263 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// Queue is the River queue of the webhook jobs, apart from the payment
+// jobs so that slow or dead endpoints never hold payments up.
+const Queue = "webhooks"
+
+// InsertOpts puts the fan-out on the webhook queue.
+func (FanoutArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
+
+// DeliverArgs is the job that sends one delivery once. Generation must
+// match the delivery's: each attempt that fails queues the next job with
+// the next generation, and a resend supersedes a waiting job the same way.
+type DeliverArgs struct {
+	DeliveryID string `json:"delivery_id"`
+	Generation int    `json:"generation"`
+}
+
+// Kind names the job.
+func (DeliverArgs) Kind() string { return "webhook.deliver" }
+
+// InsertOpts puts deliveries on the webhook queue.
+func (DeliverArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
+
+// Recorded is a stored event as the jobs need it: its owner, its type and
+// the body exactly as kept, which is exactly what is sent.
+type Recorded struct {
+	ID, AccessKeyID, Type string
+	Body                  []byte
+}
+
+// DispatchStore is what the jobs read outside a transaction.
+type DispatchStore interface {
+	FindRecordedEvent(ctx context.Context, id string) (*Recorded, error)
+	FindDelivery(ctx context.Context, id string) (*Delivery, error)
+	FindWebhookEndpoint(ctx context.Context, id string) (*Endpoint, error)
+}
+
+// DispatchTx is what the jobs write, one transaction per step.
+type DispatchTx interface {
+	FindRecordedEvent(ctx context.Context, id string) (*Recorded, error)
+	ListWebhookEndpoints(ctx context.Context, keyID string) ([]*Endpoint, error)
+	// CreateDelivery inserts d unless the event already has a delivery to
+	// the endpoint, and reports whether it did.
+	CreateDelivery(ctx context.Context, d *Delivery) (bool, error)
+	// UpdateDelivery stores d if the stored delivery is still of generation
+	// (compare-and-set), and reports whether it was.
+	UpdateDelivery(ctx context.Context, d *Delivery, generation int) (bool, error)
+	RecordAttempt(ctx context.Context, a *Attempt) error
+	DisableWebhookEndpoint(ctx context.Context, id string, at time.Time, reason string) error
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Sender sends a message to an endpoint (outbound.Client).
+type Sender interface {
+	Send(ctx context.Context, m Message) Answer
+}
+
+// Dispatcher runs the fan-out and delivery jobs.
+type Dispatcher struct {
+	Store    DispatchStore
+	Transact func(ctx context.Context, fn func(DispatchTx) error) error
+	Sealer   Sealer
+	Sender   Sender
+	Now      func() time.Time
+	NewID    func() string
+	Log      *slog.Logger
+	// Jitter spreads retries; nil means ±10 % at random (Jitter).
+	Jitter func(time.Duration) time.Duration
+	// SendTimeout is the Sender's timeout; a deliver job may run that long
+	// and 15 s more for its bookkeeping. 0: River's job timeout.
+	SendTimeout time.Duration
+}
+
+// AddWorkers registers the webhook jobs.
+func AddWorkers(w *river.Workers, d *Dispatcher) {
+	river.AddWorker(w, &FanoutWorker{Dispatcher: d})
+	river.AddWorker(w, &DeliverWorker{Dispatcher: d})
+}
+
+// FanoutWorker creates an event's deliveries.
+type FanoutWorker struct {
+	river.WorkerDefaults[FanoutArgs]
+	Dispatcher *Dispatcher
+}
+
+// Work creates one delivery per enabled endpoint of the event's key whose
+// filter takes the type, each with its deliver job, in one transaction.
+// Running it twice changes nothing: an event has at most one delivery per
+// endpoint.
+func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
+	d := w.Dispatcher
+	return d.Transact(ctx, func(tx DispatchTx) error {
+		ev, err := tx.FindRecordedEvent(ctx, job.Args.EventID)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", job.Args.EventID, err)
+		}
+		eps, err := tx.ListWebhookEndpoints(ctx, ev.AccessKeyID)
+		if err != nil {
+			return err
+		}
+		now := d.Now().UTC()
+		for _, ep := range eps {
+			if !ep.Enabled() || !ep.Wants(ev.Type) {
+				continue
+			}
+			del := &Delivery{ID: d.NewID(), EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
+				NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
+			created, err := tx.CreateDelivery(ctx, del)
+			if err != nil {
+				return err
+			}
+			if created {
+				if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID}, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// DeliverWorker sends a delivery once.
+type DeliverWorker struct {
+	river.WorkerDefaults[DeliverArgs]
+	Dispatcher *Dispatcher
+}
+
+// Timeout lets a delivery wait for its endpoint whatever the job timeout
+// of the payment jobs is.
+func (w *DeliverWorker) Timeout(*river.Job[DeliverArgs]) time.Duration {
+	if w.Dispatcher.SendTimeout <= 0 {
+		return 0
+	}
+	return w.Dispatcher.SendTimeout + 15*time.Second
+}
+
+// Work sends the event to the endpoint and records the attempt; on failure
+// the next attempt's job is queued in the same transaction as the record,
+// at the time the retry schedule gives. No transaction is open while the
+// endpoint is called.
+func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
+	d := w.Dispatcher
+	del, err := d.Store.FindDelivery(ctx, job.Args.DeliveryID)
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", job.Args.DeliveryID, err)
+	}
+	if del.Status != Pending || del.Generation != job.Args.Generation {
+		return nil // finished, or superseded by a later job
+	}
+	now := d.Now().UTC()
+	if del.NextAttemptAt != nil && now.Before(*del.NextAttemptAt) {
+		return river.JobSnooze(del.NextAttemptAt.Sub(now)) // River's clock ran ahead of ours
+	}
+	ep, err := d.Store.FindWebhookEndpoint(ctx, del.EndpointID)
+	if err != nil {
+		return err
+	}
+	if !ep.Enabled() {
+		reason := ReasonEndpointGone
+		if ep.DeletedAt != nil {
+			reason = ReasonEndpointRemoved
+		}
+		return d.finish(ctx, del, job.Args.Generation, nil, Failed, reason, time.Time{}, false)
+	}
+	ev, err := d.Store.FindRecordedEvent(ctx, del.EventID)
+	if err != nil {
+		return err
+	}
+	secrets, err := Secrets(d.Sealer, ep, now)
+	if err != nil {
+		return err
+	}
+	header, err := SignedHeaders(secrets, ev.ID, now, ev.Body)
+	if err != nil {
+		return err
+	}
+	ans := d.Sender.Send(ctx, Message{URL: ep.URL, Header: header, Body: ev.Body})
+	if ctx.Err() != nil && ans.Error != "" {
+		return ctx.Err() // stopped (shutdown, job timeout): not the endpoint's failure
+	}
+	attempt := &Attempt{ID: d.NewID(), DeliveryID: del.ID, At: now, StatusCode: ans.StatusCode,
+		Latency: ans.Latency, Response: ans.Body, Error: ans.Error}
+
+	first := now
+	if del.FirstAttemptAt != nil {
+		first = *del.FirstAttemptAt
+	}
+	del.FirstAttemptAt = &first
+	del.Attempts++
+	switch {
+	case ans.Success():
+		return d.finish(ctx, del, job.Args.Generation, attempt, Succeeded, "", time.Time{}, false)
+	case ans.StatusCode == 410:
+		return d.finish(ctx, del, job.Args.Generation, attempt, Failed, ReasonEndpointGone, time.Time{}, true)
+	}
+	if next, ok := NextAttempt(first, now, del.Attempts, ans.RetryAfter, d.Jitter); ok {
+		return d.finish(ctx, del, job.Args.Generation, attempt, Pending, "", next, false)
+	}
+	return d.finish(ctx, del, job.Args.Generation, attempt, Failed, ReasonExpired, time.Time{}, false)
+}
+
+// finish records an attempt (when one was made) and the delivery's new
+// state in one transaction; a pending delivery gets its next job, a 410
+// disables the endpoint.
+func (d *Dispatcher) finish(ctx context.Context, del *Delivery, generation int, a *Attempt, status, reason string, next time.Time, disable bool) error {
+	del.Status, del.Reason, del.UpdatedAt = status, reason, d.Now().UTC()
+	del.NextAttemptAt = nil
+	if status == Pending {
+		del.NextAttemptAt = &next
+		del.Generation = generation + 1
+	}
+	err := d.Transact(ctx, func(tx DispatchTx) error {
+		if a != nil {
+			// The attempt happened, whatever became of the delivery meanwhile.
+			if err := tx.RecordAttempt(ctx, a); err != nil {
+				return err
+			}
+		}
+		if disable {
+			if err := tx.DisableWebhookEndpoint(ctx, del.EndpointID, del.UpdatedAt, "the endpoint answered 410 Gone"); err != nil {
+				return err
+			}
+		}
+		updated, err := tx.UpdateDelivery(ctx, del, generation)
+		if err != nil || !updated || status != Pending {
+			return err
+		}
+		return tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID, Generation: del.Generation},
+			&river.InsertOpts{ScheduledAt: next})
+	})
+	if err == nil && d.Log != nil && a != nil {
+		d.Log.Debug("webhook attempt", "delivery_id", del.ID, "event_id", del.EventID, "endpoint_id", del.EndpointID,
+			"status_code", a.StatusCode, "error", a.Error, "delivery_status", status)
+	}
+	return err
+}
+
+// Secrets opens the secrets an endpoint signs with at now: its own, and
+// during a rotation's overlap the previous one too.
+func Secrets(s Sealer, ep *Endpoint, now time.Time) ([]string, error) {
+	cur, err := s.Open(ep.SecretSealed, SecretAAD(ep.ID))
+	if err != nil {
+		return nil, fmt.Errorf("open the secret of webhook endpoint %s: %w", ep.ID, err)
+	}
+	out := []string{string(cur)}
+	if ep.Rotating(now) {
+		prev, err := s.Open(ep.PreviousSecretSealed, SecretAAD(ep.ID))
+		if err != nil {
+			return nil, fmt.Errorf("open the previous secret of webhook endpoint %s: %w", ep.ID, err)
+		}
+		out = append(out, string(prev))
+	}
+	return out, nil
+}
