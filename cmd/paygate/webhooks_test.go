@@ -8,20 +8,26 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // hook is a merchant's endpoint on the test machine. While held, requests
@@ -189,57 +195,6 @@ func TestWebhooksCommand(t *testing.T) {
 	}
 }
 
-// TestListen: paygate listen forwards the events that happen after it
-// starts, signed with its secret, and prints a line for each.
-func TestListen(t *testing.T) {
-	env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
-	srv := start(t, env)
-	api := map[string]string{"PAYGATE_URL": srv.url, "PAYGATE_ACCESS_KEY": srv.accessKey, "PAYGATE_SECRET": srv.secret}
-	out, err := cli(t, api, "trigger", "payment.succeeded")
-	require.NoError(t, err)
-	before := triggered.FindStringSubmatch(out)[1]
-	c := client.New(srv.url, srv.accessKey, srv.secret)
-	require.Eventually(t, func() bool {
-		var page openapi.EventList
-		require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/events?type=payment.succeeded&resource_id="+before, nil, &page))
-		return len(page.Items) == 1
-	}, 30*time.Second, 20*time.Millisecond)
-
-	h := newHook(t, false)
-	secret := "whsec_" + strings.Repeat("QUJD", 8)
-	ctx, cancel := context.WithCancel(context.Background())
-	lines, ready := newOutput(`(payment\.succeeded\s+\S+\s+-> \[200\])`), newOutput(`(Ready)`)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"listen", "--forward-to", h.URL + "/hooks", "--secret", secret, "--interval", "50ms"},
-			getenvFrom(api), nil, lines, ready)
-	}()
-	select {
-	case <-ready.found:
-	case err := <-done:
-		t.Fatalf("listen ended: %v\n%s", err, ready.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("listen did not start:\n%s", ready.String())
-	}
-	out, err = cli(t, api, "trigger", "payment.succeeded")
-	require.NoError(t, err)
-	pay := triggered.FindStringSubmatch(out)[1]
-	select {
-	case <-lines.found:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no line for payment.succeeded:\n%s", lines.String())
-	}
-	require.Contains(t, lines.String(), pay)
-	for _, r := range h.requests() {
-		require.NotEqual(t, before, r.payment, "only events after the start")
-		verifies(t, secret, r)
-	}
-	succeeded := h.find(t, func(r hookRequest) bool { return r.payment == pay && r.event.Type == "payment.succeeded" })
-	require.Equal(t, succeeded.event.ID, succeeded.header.Get("webhook-id"))
-	cancel()
-	require.NoError(t, <-done)
-}
-
 // TestWebhooksSurviveSIGKILL: the real binary is killed while deliveries
 // are in flight (the endpoint holds every request); after a restart every
 // event reaches the endpoint, and no delivery is left behind.
@@ -315,5 +270,122 @@ func allEvents(t *testing.T, c *client.Client) []openapi.Event {
 			return out
 		}
 		query = "?limit=100&cursor=" + *page.NextCursor
+	}
+}
+
+// TestMeasureWebhooks measures, with serve's wiring (River polling every
+// 100 ms, 20 webhook workers) and a local receiver that answers at once,
+// the delay from an event's commit to its first attempt on an idle system,
+// and deliveries per second for a burst of events. Run by hand:
+//
+//	PAYGATE_MEASURE_WEBHOOKS=1 go test ./cmd/paygate -run TestMeasureWebhooks -v
+func TestMeasureWebhooks(t *testing.T) {
+	if os.Getenv("PAYGATE_MEASURE_WEBHOOKS") == "" {
+		t.Skip("set PAYGATE_MEASURE_WEBHOOKS=1 to measure")
+	}
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			ctx := context.Background()
+			flags := dbFlags{dataDir: t.TempDir(), environment: "sandbox", logLevel: "error"}
+			if db.Name == "postgres" {
+				flags.databaseURL = storetest.NewPostgresDatabase(t)
+			}
+			a, err := flags.open(ctx, io.Discard)
+			require.NoError(t, err)
+			defer a.close()
+			var mu sync.Mutex
+			arrived := map[string]time.Time{}
+			signal := make(chan struct{}, 1)
+			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				mu.Lock()
+				if _, ok := arrived[r.Header.Get("webhook-id")]; !ok {
+					arrived[r.Header.Get("webhook-id")] = time.Now()
+				}
+				mu.Unlock()
+				select {
+				case signal <- struct{}{}:
+				default:
+				}
+			}))
+			defer rc.Close()
+			k, err := a.merchants.Create(ctx, merchant.NewKey{Name: "measure"})
+			require.NoError(t, err)
+			_, _, err = webhookService(a).Create(ctx, a.store, k.Key.ID, webhook.NewEndpoint{URL: rc.URL})
+			require.NoError(t, err)
+			workers := river.NewWorkers()
+			addWebhookWorkers(workers, a, defaultWebhookTimeout)
+			q, err := jobs.NewClient(a.store, workers, a.now, jobs.Options{Work: true, Log: a.log})
+			require.NoError(t, err)
+			require.NoError(t, q.Start(ctx))
+			defer q.Stop(ctx)
+			record := func(n int) []string {
+				var ids []string
+				require.NoError(t, a.store.InTx(ctx, func(tx *store.Tx) error {
+					for range n {
+						ev := webhook.Event{ID: newID(), AccessKeyID: k.Key.ID, Type: "payment.succeeded", ResourceType: "payment",
+							ResourceID: newID(), Object: []byte(`{"payment_id":"x","status":"succeeded"}`), CreatedAt: a.now()}
+						if err := tx.RecordEvent(ctx, ev); err != nil {
+							return err
+						}
+						ids = append(ids, ev.ID)
+					}
+					return nil
+				}))
+				return ids
+			}
+			waitAll := func(ids []string) time.Time {
+				deadline := time.After(120 * time.Second)
+				for {
+					mu.Lock()
+					var last time.Time
+					all := true
+					for _, id := range ids {
+						at, ok := arrived[id]
+						if !ok {
+							all = false
+							break
+						}
+						if at.After(last) {
+							last = at
+						}
+					}
+					mu.Unlock()
+					if all {
+						return last
+					}
+					select {
+					case <-signal:
+					case <-time.After(50 * time.Millisecond):
+					case <-deadline:
+						t.Fatal("deliveries did not arrive")
+					}
+				}
+			}
+
+			var delays []time.Duration
+			for range 40 {
+				committed := time.Now()
+				ids := record(1)
+				delays = append(delays, waitAll(ids).Sub(committed))
+				time.Sleep(150 * time.Millisecond) // idle between samples, not synchronisation
+			}
+			slices.Sort(delays)
+			t.Logf("%s: commit to first attempt over %d events: p50 %s, p90 %s, max %s", db.Name, len(delays),
+				delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)*9/10].Round(time.Millisecond),
+				delays[len(delays)-1].Round(time.Millisecond))
+
+			const burst, batch = 2000, 100
+			start := time.Now()
+			var ids []string
+			for range burst / batch {
+				ids = append(ids, record(batch)...)
+			}
+			committed := time.Since(start)
+			last := waitAll(ids)
+			t.Logf("%s: %d events committed in %s; all delivered after %s: %.0f deliveries/s", db.Name, burst,
+				committed.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond),
+				float64(burst)/last.Sub(start).Seconds())
+		})
 	}
 }

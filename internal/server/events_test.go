@@ -105,7 +105,6 @@ func TestEventsAPI(t *testing.T) {
 func TestPaymentEventsDelivered(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
-		e.store.RecordPaymentEvents(e.server.RenderPayment)
 		rc := newReceiver(t, ok)
 		ep := e.addEndpoint(e.a, rc.URL, "payment.succeeded")
 		p := e.direct(e.a, cardBody("4242424242424242", ""))

@@ -129,6 +129,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
 			Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
 	require.NoError(t, err)
+	s.RecordPaymentEvents(srv.RenderPayment) // as serve does: every status change makes its event
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL
