@@ -140,3 +140,16 @@ func (f *dbFlags) keyring(ctx context.Context, s *store.Store) (*vault.Keyring, 
 }
 
 func (a *app) close() { a.store.Close() }
+
+// dbCommand starts "GROUP SUB [flags]", a command that opens the database:
+// its flag set with the database flags and --json.
+func dbCommand(group, subs string, args []string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *dbFlags, *bool, error) {
+	if len(args) == 0 {
+		return nil, nil, nil, usageError{group + " needs " + subs}
+	}
+	fs := flag.NewFlagSet(group+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := &dbFlags{}
+	db.register(fs, getenv)
+	return fs, db, fs.Bool("json", false, "print JSON"), nil
+}

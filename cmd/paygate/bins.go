@@ -19,14 +19,10 @@ import (
 // bins: import, versions, activate (docs/bins.md). The versioned BIN base
 // answers GET /cards/information and classifies cards at payment time.
 func bins(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"bins needs import, versions or activate"}
+	fs, db, asJSON, err := dbCommand("bins", "import, versions or activate", args, getenv, stderr)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("bins "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
-	asJSON := fs.Bool("json", false, "print JSON")
 	activate := fs.Bool("activate", false, "make the imported version the active one (import)")
 	label := fs.String("label", "", "a label for the imported version; default: the file name (import)")
 	operands, err := parseInterspersed(fs, args[1:])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,14 +15,10 @@ import (
 
 // channels: list, assign, unassign.
 func channels(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"channels needs list, assign or unassign"}
+	fs, db, asJSON, err := dbCommand("channels", "list, assign or unassign", args, getenv, stderr)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("channels "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
-	asJSON := fs.Bool("json", false, "print JSON")
 	key := fs.String("key", "", "access key")
 	alias := fs.String("channel", "", "channel alias")
 	if err := fs.Parse(args[1:]); err != nil {

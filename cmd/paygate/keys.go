@@ -38,14 +38,10 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 
 // keys: create, list, revoke (decisions 10).
 func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"keys needs create, list or revoke"}
+	fs, db, asJSON, err := dbCommand("keys", "create, list or revoke", args, getenv, stderr)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
-	asJSON := fs.Bool("json", false, "print JSON")
 	name := fs.String("name", "", "a name for the key (create)")
 	direct := fs.Bool("direct-card-data", false, "grant the raw card data permission (create)")
 	noDirect := fs.Bool("no-direct-card-data", false, "withhold the raw card data permission in the sandbox (create)")

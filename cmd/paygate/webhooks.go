@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -55,14 +54,10 @@ func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
 
 // webhooks: add, list, remove, rotate-secret (decisions 6 and 10).
 func webhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"webhooks needs add, list, remove or rotate-secret"}
+	fs, db, asJSON, err := dbCommand("webhooks", "add, list, remove or rotate-secret", args, getenv, stderr)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("webhooks "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
-	db.register(fs, getenv)
-	asJSON := fs.Bool("json", false, "print JSON")
 	key := fs.String("key", "", "access key (add: required; list: only its endpoints)")
 	url := fs.String("url", "", "where events are POSTed (add)")
 	types := fs.String("event-types", "", "comma-separated event types to receive, e.g. payment.succeeded,payment.declined; empty: all (add)")
