@@ -38,8 +38,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
+	role := fs.String("role", envOr(getenv, "PAYGATE_ROLE", "all"),
+		"all: the API and the workers; api: the API only (jobs are queued for workers); worker: the jobs only, with /api/v1/health and /metrics (PAYGATE_ROLE)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
+	}
+	if *role != "all" && *role != "api" && *role != "worker" {
+		return usageError{"--role must be all, api or worker"}
+	}
+	if *role != "all" && db.databaseURL == "" {
+		return usageError{"--role api and worker need PostgreSQL (--database-url): SQLite serves one process"}
 	}
 	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout {
 		return usageError{"want --provider-timeout < --job-timeout <= --rescue-after"}
@@ -85,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	payment.AddWorkers(workerSet, eng)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
-		Work: true, MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
+		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
 	})
 	if err != nil {
@@ -103,7 +111,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eng.PublicURL = strings.TrimRight(*publicURL, "/")
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
-		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins,
+		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
 	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a)})
 	if err != nil {
@@ -113,15 +121,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Every payment status change records its event (decisions 6), with
 	// the payment as GET shows it.
 	a.store.RecordPaymentEvents(srv.RenderPayment)
-	if a.env == merchant.Sandbox {
+	if a.env == merchant.Sandbox && *role != "worker" {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
 			ln.Close()
 			return err
 		}
 	}
-	if err := queue.Start(ctx); err != nil {
-		ln.Close()
-		return err
+	if *role != "api" { // an API process only queues jobs: workers run them
+		if err := queue.Start(ctx); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 
 	httpServer := &http.Server{
@@ -134,8 +144,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	served := make(chan error, 1)
 	go func() { served <- httpServer.Serve(ln) }()
-	fmt.Fprintf(stdout, "Paygate %s (%s) listening on %s (started in %s, %s database)\n",
-		version, a.env, base, time.Since(started).Round(time.Millisecond), a.store.Dialect())
+	fmt.Fprintf(stdout, "Paygate %s (%s, role %s) listening on %s (started in %s, %s database)\n",
+		version, a.env, *role, base, time.Since(started).Round(time.Millisecond), a.store.Dialect())
 	a.log.Info("listening", "addr", base, "environment", a.env, "database", string(a.store.Dialect()))
 
 	select {
@@ -148,7 +158,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer cancel()
 	srv.Drain()
 	httpErr := httpServer.Shutdown(stopCtx)
-	queueErr := queue.Stop(stopCtx)
+	var queueErr error
+	if *role != "api" {
+		queueErr = queue.Stop(stopCtx)
+	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -2,10 +2,20 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/store/storetest"
 )
 
 func TestProductionRefusesTheSandboxAcquirer(t *testing.T) {
@@ -13,4 +23,60 @@ func TestProductionRefusesTheSandboxAcquirer(t *testing.T) {
 	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--environment", "production", "--sandbox-url", "http://127.0.0.1:1"}, getenvFrom(nil), nil, &stdout, &stderr)
 	require.ErrorContains(t, err, "cannot be used in production")
+}
+
+// TestRoles: an API process and a worker process on one PostgreSQL database
+// (serve --role api / worker, issue 6): the API accepts a payment and only
+// queues it; the worker completes it. The worker serves no API.
+func TestRoles(t *testing.T) {
+	url := storetest.NewPostgresDatabase(t)
+	acq, err := sandbox.Start(sandbox.Config{})
+	require.NoError(t, err)
+	defer acq.Close()
+	// Every process of a cluster shares the master key: here the same data
+	// folder's key file (on PostgreSQL it holds nothing else).
+	base := map[string]string{"PAYGATE_DATABASE_URL": url, "PAYGATE_SANDBOX_URL": acq.URL, "PAYGATE_SANDBOX_KEY": acq.APIKey,
+		"PAYGATE_DATA_DIR": t.TempDir()}
+	with := func(role string) map[string]string {
+		env := map[string]string{"PAYGATE_ROLE": role}
+		for k, v := range base {
+			env[k] = v
+		}
+		return env
+	}
+	api := start(t, with("api"))
+	require.NotEmpty(t, api.accessKey)
+	require.Contains(t, api.stdout.String(), "role api")
+	c := client.New(api.url, api.accessKey, api.secret)
+	var p openapi.Payment
+	body := fmt.Sprintf(`{"order_id":"roles","amount_minor":700,"currency":"USD","customer":{"email":"a@b.example"},
+		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d}}}`, time.Now().Year()+1)
+	require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/payments/direct", json.RawMessage(body), &p))
+
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer db.Close()
+	var state string
+	require.NoError(t, db.QueryRow(`SELECT state FROM river_job WHERE kind = 'payment.operate'`).Scan(&state))
+	require.Equal(t, "available", state, "the API process queued the operation and ran nothing")
+
+	worker := start(t, with("worker"))
+	require.Empty(t, worker.accessKey, "a worker issues no key")
+	require.Eventually(t, func() bool {
+		var got openapi.Payment
+		require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/payments/"+p.PaymentID, nil, &got))
+		return got.Status == "succeeded"
+	}, 60*time.Second, 50*time.Millisecond, "the worker completes what the API accepted")
+
+	resp, err := http.Get(worker.url + "/api/v1/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, err = http.Get(worker.url + "/api/v1/payment-channels")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "a worker serves no API")
+
+	_, err = cli(t, map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_ROLE": "api"}, "serve", "--addr", "127.0.0.1:0")
+	require.ErrorContains(t, err, "need PostgreSQL")
 }

@@ -13,6 +13,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	handle("GET /api/v1/health", s.health())
 	handle("GET /api/v1/openapi.json", s.openapiDocument())
+	if s.metrics != nil {
+		handle("GET /metrics", s.metrics.Handler())
+	}
+	if s.cfg.OpsOnly {
+		return // a worker process: no API, no pages
+	}
 
 	handle("POST /api/v1/payment-sessions", s.createSession())
 	handle("GET /api/v1/payment-sessions/{id}", s.getSession())
@@ -41,10 +47,6 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /checkout/{id}/return", s.checkoutReturn())
 	handle("POST /checkout/{id}/confirm", s.checkoutConfirm())
 	handle("GET /assets/{file}", s.checkoutAsset())
-
-	if s.metrics != nil {
-		handle("GET /metrics", s.metrics.Handler())
-	}
 }
 
 // Routes lists the registered patterns ("METHOD /path"), in order.

@@ -33,6 +33,9 @@ type Config struct {
 	// counted across every API process; 0 turns the limit off.
 	RateLimit      int
 	TrustedProxies []netip.Prefix
+	// OpsOnly serves only health, the OpenAPI document and metrics: a
+	// worker process (serve --role worker).
+	OpsOnly bool
 	// ProviderOrigins are the origins of the providers' payer pages (3DS,
 	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
 	// lead there (Content-Security-Policy form-action).
