@@ -5,8 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +71,9 @@ func TestPCICanary(t *testing.T) {
 			// A card number sent where it does not belong, and an invalid one.
 			do("POST", "/api/v1/payments/direct", strings.Replace(card("charge"), `"order_id":"pci"`, `"order_id":"pci","nick":"`+canaryCard+`"`, 1))
 			do("POST", "/api/v1/payments/direct", strings.Replace(card("charge"), canaryCard, canaryCard[:15]+"1", 1))
+
+			// The hosted page: the payer types the canary card into the form.
+			ids = append(ids, payOnPage(t, c, &answers, year))
 
 			// Drive every payment to the end: confirm the mobile one, capture the hold.
 			for _, id := range ids {
@@ -140,4 +148,34 @@ func databaseText(t *testing.T, dbName string, env map[string]string) string {
 		b.WriteString(text.String)
 	}
 	return b.String()
+}
+
+// payOnPage opens a hosted session and posts the checkout form with the
+// canary card, as a browser without JavaScript does; every page it is
+// shown goes into answers.
+func payOnPage(t *testing.T, c *client.Client, answers *strings.Builder, year int) string {
+	t.Helper()
+	var s openapi.Payment
+	require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/payment-sessions",
+		json.RawMessage(`{"order_id":"pci-h","amount_minor":100,"currency":"USD","customer":{"email":"a@b.example"}}`), &s))
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(s.CheckoutURL)
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	answers.Write(page)
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
+	require.NotNil(t, m, "the form carries its anti-forgery field")
+	resp, err = browser.PostForm(s.CheckoutURL, url.Values{"csrf_token": {string(m[1])}, "method": {"card"},
+		"number": {canaryCard}, "expire_month": {"11"}, "expire_year": {fmt.Sprint(year)}, "cvv": {canaryCVV},
+		"cardholder": {"A B"}, "first_name": {"A"}, "last_name": {"B"}, "country": {"GB"}, "line1": {"1 St"}})
+	require.NoError(t, err)
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	answers.Write(page)
+	answers.WriteString(resp.Request.URL.String()) // no card data in any URL either
+	return s.PaymentID
 }
