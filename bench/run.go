@@ -1,25 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	_ "github.com/jackc/pgx/v5/stdlib"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/paygate/paygate/internal/client"
@@ -33,98 +27,34 @@ type config struct {
 	workers  int
 }
 
-// paygate is a started binary.
-type paygate struct {
-	cmd                 *exec.Cmd
-	url, access, secret string
-	startup             time.Duration
-}
-
-// startPaygate builds the binary and starts it on a fresh database with the
-// rate limit off.
-func startPaygate(ctx context.Context, c config, dir string) (*paygate, func(), error) {
-	bin := filepath.Join(dir, "paygate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/paygate")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, nil, fmt.Errorf("build (run from the repository root): %w", err)
+// startBench builds the binary and starts one Paygate (role all) on a
+// fresh database with the rate limit off.
+func startBench(ctx context.Context, c config, dir string) (*paygate, func(), error) {
+	bin, err := buildPaygate(ctx, dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--rate-limit", "0", "--log-level", "warn"}
+	spec := paygateSpec{bin: bin, dataDir: filepath.Join(dir, "data")}
 	cleanup := func() {}
 	if c.db == "postgres" {
 		url, drop, err := freshPostgres(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		args = append(args, "--database-url", url)
-		cleanup = drop
+		spec.databaseURL, cleanup = url, drop
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out := &lineWaiter{re: regexp.MustCompile(`listening on (http://\S+) \(started in ([^,]+),`), found: make(chan []string, 1)}
-	cmd.Stdout, cmd.Stderr = out, os.Stderr
-	if err := cmd.Start(); err != nil {
+	pg, err := startPaygate(ctx, spec)
+	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); cleanup() }
-	select {
-	case m := <-out.found:
-		keys := regexp.MustCompile(`access key\s+(ak_\S+)\s+secret\s+(sk_\S+)`).FindStringSubmatch(out.String())
-		if keys == nil {
-			stop()
-			return nil, nil, errors.New("no sandbox key printed")
-		}
-		d, _ := time.ParseDuration(m[2])
-		return &paygate{cmd: cmd, url: m[1], access: keys[1], secret: keys[2], startup: d}, stop, nil
-	case <-time.After(60 * time.Second):
-		stop()
-		return nil, nil, fmt.Errorf("paygate did not start: %s", out.String())
+	if pg.access == "" {
+		pg.kill()
+		cleanup()
+		return nil, nil, errNoKey
 	}
+	return pg, func() { pg.kill(); cleanup() }, nil
 }
-
-func freshPostgres(ctx context.Context) (string, func(), error) {
-	base := os.Getenv("PAYGATE_BENCH_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", nil, err
-	}
-	name := "paygate_bench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
-		return "", nil, err
-	}
-	url := regexp.MustCompile(`/[^/?]*(\?|$)`).ReplaceAllString(base[len("postgres://"):], "/"+name+"$1")
-	return "postgres://" + url, func() {
-		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-		admin.Close()
-	}, nil
-}
-
-// lineWaiter collects output and reports the first match of re.
-type lineWaiter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	re    *regexp.Regexp
-	found chan []string
-}
-
-func (w *lineWaiter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if w.re != nil {
-		if m := w.re.FindStringSubmatch(w.buf.String()); m != nil {
-			w.found <- m
-			w.re = nil
-		}
-	}
-	return len(p), nil
-}
-
-func (w *lineWaiter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.String() }
 
 // result is one run's figures.
 type result struct {
@@ -158,7 +88,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	pg, stop, err := startPaygate(ctx, c, dir)
+	pg, stop, err := startBench(ctx, c, dir)
 	if err != nil {
 		return result{}, err
 	}
