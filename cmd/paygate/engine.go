@@ -22,7 +22,8 @@ func engine(s *store.Store, svc *payment.Service, a *app, pollEvery time.Duratio
 	return &payment.Engine{
 		Service: svc, Store: s, Log: a.log, PollEvery: pollEvery,
 		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
-			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+			// Batched: on SQLite the jobs' commits group with the requests'.
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
 	}
 }

@@ -104,7 +104,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		Providers: provider.Registry{sandbox.Name: adapter}}
 	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond,
 		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
-			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
 	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))

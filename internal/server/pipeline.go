@@ -201,82 +201,75 @@ func fingerprint(r *http.Request, body []byte) string {
 // request's stored answer again, 409 while one is executing, 422 for the
 // same key with another request. With seal the answer is stored sealed.
 func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool, fn func(context.Context, *store.Tx) (answer, error)) (status int, body []byte, replayed bool, err error) {
-	tx, err := s.store.Begin(ctx)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	defer tx.Rollback()
-	if err := s.admit(ctx, tx, c.key, c.nonce); err != nil {
-		return 0, nil, false, err
-	}
 	fp := fingerprint(c.r, c.body)
-	// From here on the nonce is spent whatever the answer: commit it.
-	answerWith := func(f *fault.Error) (int, []byte, bool, error) {
-		if err := tx.Commit(); err != nil {
-			return 0, nil, false, err
+	// One transaction; on SQLite it may share its commit with concurrent
+	// requests (store.Batch). Returning nil commits; an error undoes all.
+	err = s.store.Batch(ctx, func(ctx context.Context, tx *store.Tx) error {
+		status, body, replayed = 0, nil, false
+		if err := s.admit(ctx, tx, c.key, c.nonce); err != nil {
+			return err
 		}
-		st, b := errorBody(f, requestID(ctx))
-		return st, b, false, nil
-	}
-	claimed, err := tx.LockIdempotencyKey(ctx, c.key.ID, idemKey)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	if !claimed {
-		return answerWith(fault.OnField(fault.IdempotencyRequestInProgress, "Idempotency-Key",
-			"a request with this Idempotency-Key is still executing; retry later"))
-	}
-	prior, err := tx.FindIdempotentResponse(ctx, c.key.ID, idemKey)
-	switch {
-	case err == nil && prior.Fingerprint != fp:
-		return answerWith(fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
-			"this Idempotency-Key was used with another request"))
-	case err == nil:
+		// From here on the nonce is spent whatever the answer: commit it.
+		answerWith := func(f *fault.Error) error {
+			status, body = errorBody(f, requestID(ctx))
+			return nil
+		}
+		claimed, err := tx.LockIdempotencyKey(ctx, c.key.ID, idemKey)
+		if err != nil {
+			return err
+		}
+		if !claimed {
+			return answerWith(fault.OnField(fault.IdempotencyRequestInProgress, "Idempotency-Key",
+				"a request with this Idempotency-Key is still executing; retry later"))
+		}
+		prior, err := tx.FindIdempotentResponse(ctx, c.key.ID, idemKey)
+		switch {
+		case err == nil && prior.Fingerprint != fp:
+			return answerWith(fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
+				"this Idempotency-Key was used with another request"))
+		case err == nil:
+			if seal {
+				// The same fingerprint means the same endpoint: its answers are sealed.
+				if prior.Body, err = s.merchants.Sealer.Open(prior.Body, answerAAD(c.key.ID, idemKey)); err != nil {
+					return err
+				}
+			}
+			status, body, replayed = prior.StatusCode, prior.Body, true
+			return nil
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+
+		if err := tx.Savepoint(ctx, "request"); err != nil {
+			return err
+		}
+		a, err := fn(ctx, tx)
+		if err != nil {
+			f, ok := fault.As(err)
+			if !ok || statusOf(f.Code) >= 500 {
+				return err // not stored: a retry runs again
+			}
+			// A refusal after the point of no return is stored like a success
+			// (decisions 2), without whatever the handler wrote.
+			if err := tx.RollbackTo(ctx, "request"); err != nil {
+				return err
+			}
+			status, body = errorBody(f, requestID(ctx))
+		} else {
+			status, body = a.status, mustJSON(a.body)
+		}
+		stored := store.StoredResponse{Fingerprint: fp, StatusCode: status, Body: body, CreatedAt: s.now()}
 		if seal {
-			// The same fingerprint means the same endpoint: its answers are sealed.
-			if prior.Body, err = s.merchants.Sealer.Open(prior.Body, answerAAD(c.key.ID, idemKey)); err != nil {
-				return 0, nil, false, err
+			if stored.Body, err = s.merchants.Sealer.Seal(body, answerAAD(c.key.ID, idemKey)); err != nil {
+				return err
 			}
 		}
-		if err := tx.Commit(); err != nil {
-			return 0, nil, false, err
-		}
-		return prior.StatusCode, prior.Body, true, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return 0, nil, false, err
-	}
-
-	if err := tx.Savepoint(ctx, "request"); err != nil {
-		return 0, nil, false, err
-	}
-	a, err := fn(ctx, tx)
+		return tx.SaveIdempotentResponse(ctx, c.key.ID, idemKey, stored)
+	})
 	if err != nil {
-		f, ok := fault.As(err)
-		if !ok || statusOf(f.Code) >= 500 {
-			return 0, nil, false, err // not stored: a retry runs again
-		}
-		// A refusal after the point of no return is stored like a success
-		// (decisions 2), without whatever the handler wrote.
-		if err := tx.RollbackTo(ctx, "request"); err != nil {
-			return 0, nil, false, err
-		}
-		status, body = errorBody(f, requestID(ctx))
-	} else {
-		status, body = a.status, mustJSON(a.body)
-	}
-	stored := store.StoredResponse{Fingerprint: fp, StatusCode: status, Body: body, CreatedAt: s.now()}
-	if seal {
-		if stored.Body, err = s.merchants.Sealer.Seal(body, answerAAD(c.key.ID, idemKey)); err != nil {
-			return 0, nil, false, err
-		}
-	}
-	if err := tx.SaveIdempotentResponse(ctx, c.key.ID, idemKey, stored); err != nil {
 		return 0, nil, false, err
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, nil, false, err
-	}
-	return status, body, false, nil
+	return status, body, replayed, nil
 }
 
 // answerAAD binds a sealed stored answer to its key and Idempotency-Key.

@@ -61,6 +61,9 @@ type Store struct {
 	// renderPayment turns a payment into its API form for events; nil:
 	// no events are recorded (tests of the store alone).
 	renderPayment func(*payment.Payment) ([]byte, error)
+	// batch groups SQLite writers into shared commits (batch.go).
+	batch  batcher
+	closed chan struct{}
 }
 
 // RecordPaymentEvents makes every payment status change record an event in
@@ -115,10 +118,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o700); err != nil {
 			return nil, err
 		}
-		db, err = sql.Open("sqlite", sqliteDSN(cfg.SQLitePath, cfg.SQLiteSynchronous))
+		connector, err := newSQLiteConnector(sqliteDSN(cfg.SQLitePath, cfg.SQLiteSynchronous))
 		if err != nil {
 			return nil, err
 		}
+		db = sql.OpenDB(connector)
 		// One connection: SQLite writes one at a time, and River's SQLite
 		// driver asks for it (dependencies.md).
 		db.SetMaxOpenConns(1)
@@ -131,7 +135,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
-	st := &Store{db: db, dialect: dialect}
+	st := &Store{db: db, dialect: dialect, closed: make(chan struct{})}
 	st.Queries = Queries{q: db, dialect: dialect, store: st}
 	return st, nil
 }
@@ -159,7 +163,14 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 func (s *Store) UseQueue(c *river.Client[*sql.Tx]) { s.queue = c }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	select {
+	case <-s.closed:
+	default:
+		close(s.closed)
+	}
+	return s.db.Close()
+}
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -168,8 +179,9 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // commit or vanish with it (River's transactional enqueue).
 type Tx struct {
 	Queries
-	tx    *sql.Tx
-	store *Store
+	tx      *sql.Tx
+	store   *Store
+	batched bool // a batch member's: the batch commits (batch.go)
 }
 
 // Begin starts a transaction.
@@ -197,10 +209,18 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // Commit commits the transaction.
-func (t *Tx) Commit() error { return t.tx.Commit() }
+func (t *Tx) Commit() error {
+	if t.batched {
+		return errBatchedCommit
+	}
+	return t.tx.Commit()
+}
 
 // Rollback abandons the transaction; after Commit it is a no-op.
 func (t *Tx) Rollback() error {
+	if t.batched {
+		return errBatchedCommit
+	}
 	err := t.tx.Rollback()
 	if errors.Is(err, sql.ErrTxDone) {
 		return nil

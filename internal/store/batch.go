@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Group commit for SQLite. SQLite writes one transaction at a time and each
+// durable commit waits for an fsync, so a request's own commit bounds how
+// many requests a second one file can take. Batch lets concurrent writers
+// share a commit: while one transaction commits, the writers that arrive
+// queue up; the next transaction runs each of them in its own savepoint, one
+// after another as before, and commits them all with one fsync. Nobody is
+// answered before the commit that holds their writes has returned, so every
+// acknowledged write is as durable as with a commit of its own.
+//
+// There is no waiting for company: a writer alone is committed at once.
+// PostgreSQL commits concurrent transactions together by itself, so Batch
+// there is a plain transaction.
+
+// maxBatch bounds the writers one commit carries, so one transaction's
+// size and a failed commit's blast radius stay small.
+const maxBatch = 64
+
+// errBatchedCommit is returned by Commit and Rollback on a batch member's
+// Tx: the batch owns its transaction.
+var errBatchedCommit = errors.New("store: a batched transaction is committed by its batch")
+
+type batchMember struct {
+	ctx  context.Context
+	fn   func(context.Context, *Tx) error
+	done chan error
+}
+
+type batcher struct {
+	once sync.Once
+	in   chan *batchMember
+}
+
+// Batch runs fn in a transaction and returns once that transaction has
+// committed (fn returned nil) or fn's writes were undone (fn returned an
+// error, which Batch returns). fn must not commit or roll back its Tx. On
+// SQLite fn may share the transaction with other callers' fns (see above);
+// it gets a context that the caller's cancellation does not reach once fn
+// has started, because interrupting a statement would roll back the
+// others' writes too.
+func (s *Store) Batch(ctx context.Context, fn func(context.Context, *Tx) error) error {
+	if s.dialect != SQLite {
+		return s.InTx(ctx, func(tx *Tx) error { return runGuarded(ctx, tx, fn) })
+	}
+	s.batch.once.Do(func() {
+		s.batch.in = make(chan *batchMember) // unbuffered: a send after close can never be stranded
+		go s.runBatches()
+	})
+	m := &batchMember{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.batch.in <- m:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closed:
+		return errClosed
+	}
+	// Once queued, wait for the verdict even if ctx ends: fn may be
+	// running, and the caller must not answer before it is known.
+	return <-m.done
+}
+
+var errClosed = errors.New("store: closed")
+
+// runBatches takes whoever is waiting, up to maxBatch, and commits them
+// together, until the store closes.
+func (s *Store) runBatches() {
+	group := make([]*batchMember, 0, maxBatch)
+	for {
+		select {
+		case m := <-s.batch.in:
+			group = append(group[:0], m)
+		case <-s.closed:
+			s.failQueued()
+			return
+		}
+	more:
+		for len(group) < maxBatch {
+			select {
+			case m := <-s.batch.in:
+				group = append(group, m)
+			default:
+				break more
+			}
+		}
+		s.commitGroup(group)
+	}
+}
+
+// failQueued answers writers still queued when the store closes.
+func (s *Store) failQueued() {
+	for {
+		select {
+		case m := <-s.batch.in:
+			m.done <- errClosed
+		default:
+			return
+		}
+	}
+}
+
+// commitGroup runs each member in a savepoint and commits once. A member's
+// error undoes its own writes only; a failure of the transaction itself
+// (begin, savepoint, commit) fails every member that had not failed alone.
+func (s *Store) commitGroup(group []*batchMember) {
+	results := make([]error, len(group))
+	ctx := context.Background()
+	err := func() error {
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		tx.batched = true
+		defer tx.tx.Rollback()
+		for i, m := range group {
+			if err := m.ctx.Err(); err != nil {
+				results[i] = err // gave up before it started: nothing ran
+				continue
+			}
+			if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT batch_member"); err != nil {
+				return err
+			}
+			if results[i] = runGuarded(context.WithoutCancel(m.ctx), tx, m.fn); results[i] != nil {
+				if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT batch_member"); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_member"); err != nil {
+				return err
+			}
+		}
+		return tx.tx.Commit()
+	}()
+	for i, m := range group {
+		if results[i] == nil {
+			results[i] = err
+		}
+		m.done <- results[i]
+	}
+}
+
+// runGuarded runs fn, turning a panic into its error so that one bad
+// request cannot take others' commit down with it.
+func runGuarded(ctx context.Context, tx *Tx, fn func(context.Context, *Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: batched transaction panicked: %v", p)
+		}
+	}()
+	return fn(ctx, tx)
+}
