@@ -336,8 +336,7 @@ func TestDeliveryFailures(t *testing.T) {
 			require.False(t, list.Items[0].DisabledAt.IsZero())
 			require.Equal(t, ep.ID, list.Items[0].ID)
 			later := e.recordEvent(e.aKey, "payment.failed")
-			e.drive(time.Second, func() bool { return countJobs(t, e, "webhook.fanout", "completed") >= 2 })
-			require.Empty(t, e.event(e.a, later.ID).Deliveries, "a disabled endpoint gets nothing")
+			require.Empty(t, e.event(e.a, later.ID).Deliveries, "a disabled endpoint gets nothing (fanned out as recorded)")
 			require.NoError(t, e.a.JSON(ctx, "DELETE", "/api/v1/webhook-endpoints/"+ep.ID, nil, nil))
 		})
 		t.Run("a slow receiver counts as failed", func(t *testing.T) {
@@ -364,12 +363,6 @@ func TestDeliveryFailures(t *testing.T) {
 			require.False(t, d.NextAttemptAt.IsZero())
 		})
 	})
-}
-
-func countJobs(t *testing.T, e *env, kind, state string) int {
-	var n int
-	require.NoError(t, e.store.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = $1 AND state = $2`, kind, state).Scan(&n))
-	return n
 }
 
 // TestSecretRotation: during the overlap both secrets sign; after it, the

@@ -15,8 +15,9 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// RecordEvent stores an event and queues its fan-out, in this transaction:
-// the change, its event and the job that delivers it commit together.
+// RecordEvent stores an event and fans it out (webhook.FanOut), in this
+// transaction: the change, its event and the jobs that deliver it commit
+// together.
 func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
 	body, err := e.Body()
 	if err != nil {
@@ -26,7 +27,7 @@ func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt)); err != nil {
 		return err
 	}
-	return t.Enqueue(ctx, webhook.FanoutArgs{EventID: e.ID}, nil)
+	return webhook.FanOut(ctx, t, e.ID, e.AccessKeyID, e.Type, e.CreatedAt, func() string { return uuid.Must(uuid.NewV7()).String() })
 }
 
 // StoredEvent is an event as kept.

@@ -23,8 +23,14 @@ type noopFanout struct {
 
 func (noopFanout) Work(context.Context, *river.Job[webhook.FanoutArgs]) error { return nil }
 
+type noopDeliver struct {
+	river.WorkerDefaults[webhook.DeliverArgs]
+}
+
+func (noopDeliver) Work(context.Context, *river.Job[webhook.DeliverArgs]) error { return nil }
+
 // TestPaymentEvents: every status change records its payment.<status> event
-// and queues its fan-out in the same transaction; a rolled back change
+// and fans it out (deliveries and their jobs) in the same transaction; a rolled back change
 // leaves no event; a status change outside a transaction is refused.
 func TestPaymentEvents(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
@@ -33,12 +39,14 @@ func TestPaymentEvents(t *testing.T) {
 			s := storetest.Open(t, db)
 			workers := river.NewWorkers()
 			river.AddWorker(workers, noopFanout{})
+			river.AddWorker(workers, noopDeliver{})
 			_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
 			require.NoError(t, err)
 			s.RecordPaymentEvents(func(p *payment.Payment) ([]byte, error) {
 				return json.Marshal(map[string]string{"payment_id": p.ID, "status": string(p.Status)})
 			})
 			k, c := newKey(t, s, "ev"), newChannel(t, s, "ev", "USD")
+			ep := newEndpoint(t, s, k.ID, t0)
 			p := &payment.Payment{ID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID, Kind: payment.KindDirect,
 				Status: payment.Processing, OrderID: "o", AmountMinor: 1, Currency: "USD", Locale: "ru",
 				OperationMode: payment.ModeCharge, Method: "card", CreatedAt: t0, UpdatedAt: t0}
@@ -87,9 +95,15 @@ func TestPaymentEvents(t *testing.T) {
 				require.Equal(t, "payment."+body.Data.Object["status"], body.Type, "the object is the payment at that change")
 			}
 			require.Equal(t, []string{"payment.succeeded", "payment.processing"}, types, "newest first; nothing from the rolled back change")
-			var fanouts int
-			require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'webhook.fanout'`).Scan(&fanouts))
-			require.Equal(t, 2, fanouts, "one fan-out job per event")
+			for _, e := range evs {
+				ds, err := s.ListDeliveries(ctx, e.ID)
+				require.NoError(t, err)
+				require.Len(t, ds, 1, "fanned out as recorded: one delivery to the one endpoint")
+				require.Equal(t, ep.ID, ds[0].EndpointID)
+			}
+			var deliverJobs int
+			require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'webhook.deliver'`).Scan(&deliverJobs))
+			require.Equal(t, 2, deliverJobs, "one deliver job per event, none from the rolled back change")
 		})
 	}
 }

@@ -92,10 +92,9 @@ type FanoutWorker struct {
 	Dispatcher *Dispatcher
 }
 
-// Work creates one delivery per enabled endpoint of the event's key whose
-// filter takes the type, each with its deliver job, in one transaction.
-// Running it twice changes nothing: an event has at most one delivery per
-// endpoint.
+// Work fans an event recorded with a fan-out job out (FanOut). Events are
+// fanned out as they are recorded now; the worker stays for jobs queued by
+// earlier versions.
 func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
 	d := w.Dispatcher
 	return d.Transact(ctx, func(tx DispatchTx) error {
@@ -103,29 +102,46 @@ func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 		if err != nil {
 			return fmt.Errorf("event %s: %w", job.Args.EventID, err)
 		}
-		eps, err := tx.ListWebhookEndpoints(ctx, ev.AccessKeyID)
+		return FanOut(ctx, tx, ev.ID, ev.AccessKeyID, ev.Type, d.Now(), d.NewID)
+	})
+}
+
+// FanOutTx is what FanOut writes with.
+type FanOutTx interface {
+	ListWebhookEndpoints(ctx context.Context, keyID string) ([]*Endpoint, error)
+	CreateDelivery(ctx context.Context, d *Delivery) (bool, error)
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// FanOut creates an event's deliveries, one per enabled endpoint of its key
+// whose filter takes its type, each with its deliver job, due at now. The
+// store calls it in the transaction that records the event, so the first
+// attempt waits for no other job; a key without endpoints costs one read.
+// Running it twice changes nothing: an event has at most one delivery per
+// endpoint.
+func FanOut(ctx context.Context, tx FanOutTx, eventID, keyID, eventType string, now time.Time, newID func() string) error {
+	eps, err := tx.ListWebhookEndpoints(ctx, keyID)
+	if err != nil {
+		return err
+	}
+	now = now.UTC()
+	for _, ep := range eps {
+		if !ep.Enabled() || !ep.Wants(eventType) {
+			continue
+		}
+		del := &Delivery{ID: newID(), EventID: eventID, EndpointID: ep.ID, Status: Pending,
+			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
+		created, err := tx.CreateDelivery(ctx, del)
 		if err != nil {
 			return err
 		}
-		now := d.Now().UTC()
-		for _, ep := range eps {
-			if !ep.Enabled() || !ep.Wants(ev.Type) {
-				continue
-			}
-			del := &Delivery{ID: d.NewID(), EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
-				NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
-			created, err := tx.CreateDelivery(ctx, del)
-			if err != nil {
+		if created {
+			if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID}, nil); err != nil {
 				return err
 			}
-			if created {
-				if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID}, nil); err != nil {
-					return err
-				}
-			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // DeliverWorker sends a delivery once.

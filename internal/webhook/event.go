@@ -37,8 +37,8 @@ func (e Event) Body() ([]byte, error) {
 		}{Object: e.Object}})
 }
 
-// FanoutArgs is the job committed with an event: it creates the event's
-// deliveries, one per enabled endpoint of the key whose filter takes the type.
+// FanoutArgs is the job earlier versions committed with an event to create
+// its deliveries; events are fanned out as they are recorded now (FanOut).
 type FanoutArgs struct {
 	EventID string `json:"event_id"`
 }
