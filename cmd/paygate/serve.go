@@ -87,6 +87,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	a.payments.Providers = registry
 
 	metrics := server.NewMetrics(a.store.DB())
+	metrics.ObserveBatches(a.store.BatchStats)
 	workerSet := river.NewWorkers()
 	eng := engine(a.store, a.payments, a, 2*time.Second)
 	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout

@@ -124,10 +124,12 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		})
 	}
 
+	metrics := server.NewMetrics(s.DB())
+	metrics.ObserveBatches(s.BatchStats)
 	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}},
 		server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
-			Metrics: server.NewMetrics(s.DB()), BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
+			Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
 	require.NoError(t, err)
 	s.RecordPaymentEvents(srv.RenderPayment) // as serve does: every status change makes its event
 	hs := httptest.NewServer(srv)

@@ -121,6 +121,8 @@ func TestHTTPHygiene(t *testing.T) {
 			resp.Body.Close()
 			require.Contains(t, string(b), `paygate_http_requests_total{route="GET /api/v1/health",status="200"}`)
 			require.Contains(t, string(b), "paygate_http_request_duration_seconds_bucket")
+			require.Contains(t, string(b), `go_sql_open_connections{db_name="paygate"}`, "the pool")
+			require.Contains(t, string(b), "paygate_store_batch_commits_total", "SQLite's group commit")
 		})
 	})
 }

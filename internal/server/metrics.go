@@ -42,10 +42,21 @@ func NewMetrics(db *sql.DB) *Metrics {
 	m.Registry.MustRegister(m.requests, m.latency, m.Jobs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
+		m.Registry.MustRegister(collectors.NewDBStatsCollector(db, "paygate"))
 		m.Registry.MustRegister(&jobStates{db: db, desc: prometheus.NewDesc("paygate_jobs",
 			"River jobs by state, read from the database at scrape time.", []string{"state"}, nil)})
 	}
 	return m
+}
+
+// ObserveBatches exports SQLite's group commit: shared transactions and the
+// writers they carried (store.BatchStats).
+func (m *Metrics) ObserveBatches(stats func() (commits, members uint64)) {
+	m.Registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "paygate_store_batch_commits_total",
+			Help: "SQLite group commit: shared transactions run."}, func() float64 { c, _ := stats(); return float64(c) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "paygate_store_batch_writers_total",
+			Help: "SQLite group commit: writers (requests, job steps) those transactions carried."}, func() float64 { _, n := stats(); return float64(n) }))
 }
 
 func (m *Metrics) observeRequest(route string, status int, d time.Duration) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Group commit for SQLite. SQLite writes one transaction at a time and each
@@ -35,8 +36,17 @@ type batchMember struct {
 }
 
 type batcher struct {
-	once sync.Once
-	in   chan *batchMember
+	once    sync.Once
+	in      chan *batchMember
+	commits atomic.Uint64 // transactions committed or failed
+	members atomic.Uint64 // writers they carried
+}
+
+// BatchStats reports how many shared transactions SQLite's group commit ran
+// and how many writers they carried (members/commits is the mean group
+// size). Zero on PostgreSQL.
+func (s *Store) BatchStats() (commits, members uint64) {
+	return s.batch.commits.Load(), s.batch.members.Load()
 }
 
 // Batch runs fn in a transaction and returns once that transaction has
@@ -138,6 +148,8 @@ func (s *Store) commitGroup(group []*batchMember) {
 		}
 		return tx.tx.Commit()
 	}()
+	s.batch.commits.Add(1)
+	s.batch.members.Add(uint64(len(group)))
 	for i, m := range group {
 		if results[i] == nil {
 			results[i] = err
