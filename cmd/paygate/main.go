@@ -55,6 +55,7 @@ Usage:
                                              forward the key's events, signed, to a local URL
   paygate trigger    EVENT_TYPE              sandbox activity that produces the event (payment.succeeded, ...)
   paygate master-key rotate [--json]           a new master key; every sealed value re-wrapped
+  paygate backup     --to FILE [--data-dir D]  a consistent copy of the SQLite database, also while serve runs
   paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
                                              run the sandbox acquirer on its own
   paygate version
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return channels(ctx, rest, getenv, stdout, stderr)
 	case "master-key":
 		return masterKey(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return backup(ctx, rest, getenv, stdout, stderr)
 	case "sandbox-acquirer":
 		return sandboxAcquirer(ctx, rest, getenv, stdout, stderr)
 	case "bins":
