@@ -4,10 +4,21 @@
 // Load scenarios build and start the binary on a fresh database, then drive
 // it open-loop with vegeta at a fixed rate for a fixed time, and print
 // throughput, latency percentiles and the server's CPU per thousand
-// requests:
+// requests. After the load, on the same database with Paygate stopped, they
+// measure two ceilings and print the throughput as a ratio to each: the
+// database's own commit rate for the rows one request writes, and a bare
+// net/http handler doing the same HMAC check and JSON decode:
 //
 //	go run ./bench -scenario sessions -db sqlite -rate 300 -duration 10s
 //	go run ./bench -scenario direct -db postgres -rate 300 -duration 10s
+//
+// A sweep runs one fresh bounded run per offered rate, prints the table and
+// the highest rate whose p99 stayed under the bound, and plots p50 and p99
+// against offered load:
+//
+//	go run ./bench -scenario direct -db postgres -sweep auto -rate 100 -step 100 -p99 20ms \
+//		-plot docs/images/latency-direct-postgres.png
+//	go run ./bench -scenario direct -db sqlite -sweep 100,200,300,400
 //
 // Reliability checks run a scenario against real processes and print PASS or
 // FAIL with their figures (exit status 1 on FAIL):
@@ -28,7 +39,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "sessions", "load: sessions | session-get | channels | direct | direct-complete | payment-get")
+	scenario := flag.String("scenario", "sessions", "load: "+scenarioNames)
 	checkName := flag.String("check", "", "reliability: "+checkNames())
 	db := flag.String("db", "sqlite", "sqlite or postgres")
 	rate := flag.Int("rate", 200, "requests per second offered (open loop)")
@@ -36,6 +47,12 @@ func main() {
 	workers := flag.Int("workers", 64, "vegeta workers")
 	n := flag.Int("n", 0, "reliability: requests or payments (0: the check's full size)")
 	kills := flag.Int("kills", 0, "crash-chaos: SIGKILLs at least (0: 20)")
+	ceiling := flag.Duration("ceiling", 5*time.Second, "load: how long each ceiling (DB commits, bare handler) is measured after the load; 0: none")
+	ceilingWorkers := flag.Int("ceiling-workers", 32, "load: vegeta workers against the bare handler, at maximum rate")
+	p99 := flag.Duration("p99", 20*time.Millisecond, "load: the p99 bound throughput is judged at")
+	sweep := flag.String("sweep", "", "load: offered rates to run one after another, \"100,200,400\", or \"auto\": from -rate up by -step until saturated")
+	step := flag.Int("step", 0, "sweep auto: the rate step (0: -rate)")
+	plotPath := flag.String("plot", "", "sweep: write a PNG of p50 and p99 latency against offered load here")
 	flag.Parse()
 	if *db != "sqlite" && *db != "postgres" {
 		fmt.Fprintln(os.Stderr, "bench: -db is sqlite or postgres")
@@ -44,18 +61,39 @@ func main() {
 	if *checkName != "" {
 		os.Exit(runCheck(*checkName, *db, *n, *kills, *duration))
 	}
-	if *duration > 2*time.Minute {
-		fmt.Fprintln(os.Stderr, "bench: -duration is bounded to 2m")
+	if *duration > 2*time.Minute || *ceiling > time.Minute {
+		fmt.Fprintln(os.Stderr, "bench: -duration is bounded to 2m, -ceiling to 1m")
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *duration+3*time.Minute)
-	defer cancel()
-	res, err := runScenario(ctx, config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers})
+	c := config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers,
+		ceilingTime: *ceiling, ceilingWorkers: *ceilingWorkers, p99Bound: *p99}
+	if *sweep != "" {
+		sc, err := parseSweep(*sweep, c, *step, *plotPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), sc.bound())
+		err = runSweep(ctx, sc, os.Stdout, os.Stderr)
+		cancel()
+		exitOn(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *duration+*ceiling*3+3*time.Minute)
+	res, err := runScenario(ctx, c)
+	cancel()
+	exitOn(err)
+	res.print(os.Stdout)
+}
+
+// exitOn ends the process on a load run's error, after removing the
+// binary the runs shared.
+func exitOn(err error) {
+	removeBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	res.print(os.Stdout)
 }
 
 // runCheck runs one reliability check (bounded to 30 minutes) and returns

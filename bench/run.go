@@ -2,22 +2,28 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/store"
 )
+
+// scenarioNames are the load scenarios, for -scenario.
+const scenarioNames = "sessions | session-get | channels | bin-lookup | direct | direct-complete | payment-get"
 
 type config struct {
 	scenario string
@@ -25,35 +31,84 @@ type config struct {
 	rate     int
 	duration time.Duration
 	workers  int
+	// ceilingTime is how long each ceiling is measured, after the load on
+	// the same database; 0: none.
+	ceilingTime    time.Duration
+	ceilingWorkers int           // vegeta workers against the bare handler
+	p99Bound       time.Duration // the latency bound throughput is judged at
+}
+
+// dbConns is how many goroutines commit at once in the DB ceiling: the
+// size of Paygate's PostgreSQL pool (store.Config.MaxConns default); on
+// SQLite they queue for its one connection as Paygate's handlers do.
+const dbConns = 20
+
+// binDir holds the Paygate binary the runs of this process share (a sweep
+// starts many); removeBinary deletes it.
+var binDir struct {
+	sync.Mutex
+	path string
+}
+
+// paygateBinary builds cmd/paygate once per process into binDir.
+// buildPaygate builds into its first caller's folder: when that was
+// another's and is gone, it builds again.
+func paygateBinary(ctx context.Context) (string, error) {
+	binDir.Lock()
+	defer binDir.Unlock()
+	if binDir.path == "" {
+		dir, err := os.MkdirTemp("", "paygate-build-")
+		if err != nil {
+			return "", err
+		}
+		binDir.path = dir
+	}
+	bin, err := buildPaygate(ctx, binDir.path)
+	if err == nil {
+		if _, statErr := os.Stat(bin); statErr != nil {
+			built.Once, built.path, built.err = sync.Once{}, "", nil
+			bin, err = buildPaygate(ctx, binDir.path)
+		}
+	}
+	return bin, err
+}
+
+func removeBinary() {
+	binDir.Lock()
+	defer binDir.Unlock()
+	if binDir.path != "" {
+		os.RemoveAll(binDir.path)
+		binDir.path = ""
+	}
 }
 
 // startBench builds the binary and starts one Paygate (role all) on a
 // fresh database with the rate limit off.
-func startBench(ctx context.Context, c config, dir string) (*paygate, func(), error) {
-	bin, err := buildPaygate(ctx, dir)
+func startBench(ctx context.Context, c config, dir string) (*paygate, paygateSpec, func(), error) {
+	bin, err := paygateBinary(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, paygateSpec{}, nil, err
 	}
 	spec := paygateSpec{bin: bin, dataDir: filepath.Join(dir, "data")}
 	cleanup := func() {}
 	if c.db == "postgres" {
 		url, drop, err := freshPostgres(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, spec, nil, err
 		}
 		spec.databaseURL, cleanup = url, drop
 	}
 	pg, err := startPaygate(ctx, spec)
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, spec, nil, err
 	}
 	if pg.access == "" {
 		pg.kill()
 		cleanup()
-		return nil, nil, errNoKey
+		return nil, spec, nil, errNoKey
 	}
-	return pg, func() { pg.kill(); cleanup() }, nil
+	return pg, spec, func() { pg.kill(); cleanup() }, nil
 }
 
 // result is one run's figures.
@@ -66,8 +121,42 @@ type result struct {
 	p50, p95, p99, mx time.Duration
 	cpuPerK           time.Duration
 	statuses          map[string]int
-	completed         float64 // payments settled per second, first request to last settled
-	completedIn       time.Duration
+	// direct-complete: payments accepted, their outcomes delivered to the
+	// receiver, per second from the first request to the last delivery.
+	completion  completion
+	completed   float64
+	completedIn time.Duration
+	// PostgreSQL, direct-complete: xact_commit of the database per
+	// completed payment, River's idle commits over the same time taken off.
+	commitsPerPayment, idleCommits float64
+	dbCeil                         dbCeiling
+	bareCeil                       bareCeiling
+}
+
+func dbLabel(db string) string {
+	if db == "postgres" {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+}
+
+// roundMs rounds for reading: 2 significant figures under 10 ms.
+func roundMs(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return ms(d.Round(100*time.Microsecond)) + " ms"
+	}
+	return ms(d.Round(time.Millisecond)) + " ms"
+}
+
+func ratio(a, b float64) string {
+	if b <= 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(a/b, 'f', 2, 64)
 }
 
 func (r result) print(w io.Writer) {
@@ -75,11 +164,69 @@ func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "  start-up            %s\n", r.startup)
 	fmt.Fprintf(w, "  requests            %d (success %.2f%%, statuses %v)\n", r.requests, r.success*100, r.statuses)
 	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)
-	fmt.Fprintf(w, "  latency p50/p95/p99 %s / %s / %s (max %s)\n", r.p50.Round(10*time.Microsecond), r.p95.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.mx.Round(10*time.Microsecond))
+	fmt.Fprintf(w, "  latency p50/p95/p99 %s / %s / %s (max %s)\n", roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), roundMs(r.mx))
+	if r.p99Bound > 0 {
+		verdict := "met"
+		if r.p99 > r.p99Bound || r.success < 1 {
+			verdict = "NOT met"
+		}
+		fmt.Fprintf(w, "  p99 bound %-9s %s at %d/s offered\n", r.p99Bound, verdict, r.rate)
+	}
 	fmt.Fprintf(w, "  server CPU          %s per 1000 requests\n", r.cpuPerK.Round(time.Millisecond))
 	if r.completed > 0 {
-		fmt.Fprintf(w, "  completed           %.1f payments/s (all %d final after %s)\n", r.completed, r.requests, r.completedIn.Round(time.Millisecond))
+		fmt.Fprintf(w, "  completed           %.1f payments/s end to end (%d of %d outcomes delivered, %d succeeded, last after %s; %d deliveries, %d refused)\n",
+			r.completed, r.completion.delivered, r.requests, r.completion.succeeded, r.completedIn.Round(time.Millisecond),
+			r.completion.deliveries, r.completion.bad)
 	}
+	if r.commitsPerPayment > 0 {
+		fmt.Fprintf(w, "  commits per payment %.2f (pg_stat_database.xact_commit, idle baseline %.1f commits/s taken off)\n", r.commitsPerPayment, r.idleCommits)
+	}
+	if r.dbCeil.commits > 0 {
+		r.printCeilings(w, "  ")
+		fmt.Fprintf(w, "  ratio to DB commit ceiling   %s\n", ratio(r.throughput, r.dbCeil.commits))
+		if r.dbCeil.grouped > 0 {
+			fmt.Fprintf(w, "  ratio to DB group commit     %s\n", ratio(r.throughput, r.dbCeil.grouped))
+		}
+		fmt.Fprintf(w, "  ratio to bare handler        %s\n", ratio(r.throughput, r.bareCeil.rate))
+	}
+	fmt.Fprintf(w, "  paste: %s\n", r.row())
+	fmt.Fprintf(w, "  (columns: %s)\n", strings.SplitN(rowHeader, "\n", 2)[0])
+}
+
+func (r result) printCeilings(w io.Writer, indent string) {
+	fmt.Fprintf(w, "%sDB commit ceiling   %.1f commits/s (%d rows a transaction: %s; %d goroutines, %s)\n",
+		indent, r.dbCeil.commits, r.dbCeil.rows, r.dbCeil.tables, r.dbCeil.conns, r.dbCeil.duration)
+	if r.dbCeil.grouped > 0 {
+		fmt.Fprintf(w, "%sDB group commit     %.1f requests/s (the same transactions through store.Batch, sharing commits as Paygate's writes do on SQLite)\n",
+			indent, r.dbCeil.grouped)
+	}
+	fmt.Fprintf(w, "%sbare handler        %.1f requests/s (HMAC check + JSON decode into %s; %d workers at maximum rate, %s)\n",
+		indent, r.bareCeil.rate, orNone(r.bareCeil.wire), r.bareCeil.workers, r.bareCeil.duration)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no body"
+	}
+	return s
+}
+
+// rowHeader and row are a Markdown table of runs, for docs/benchmarks.md.
+const rowHeader = "| scenario | database | offered | achieved | p50 | p95 | p99 | CPU / 1000 req | DB commit ceiling | ratio | DB group commit | ratio | bare handler | ratio |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+
+func (r result) row() string {
+	perSecond := func(v float64) string {
+		if v <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f/s", v)
+	}
+	return fmt.Sprintf("| %s | %s | %d/s | %.1f/s | %s | %s | %s | %.2f s | %s | %s | %s | %s | %s | %s |",
+		r.scenario, dbLabel(r.db), r.rate, r.throughput, roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), r.cpuPerK.Seconds(),
+		perSecond(r.dbCeil.commits), ratio(r.throughput, r.dbCeil.commits),
+		perSecond(r.dbCeil.grouped), ratio(r.throughput, r.dbCeil.grouped),
+		perSecond(r.bareCeil.rate), ratio(r.throughput, r.bareCeil.rate))
 }
 
 func runScenario(ctx context.Context, c config) (result, error) {
@@ -88,47 +235,168 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	pg, stop, err := startBench(ctx, c, dir)
+	pg, spec, stop, err := startBench(ctx, c, dir)
 	if err != nil {
 		return result{}, err
 	}
 	defer stop()
 	cl := client.New(pg.url, pg.access, pg.secret)
+	var rcv *receiver
+	if c.scenario == "direct-complete" {
+		if rcv, err = startReceiver(); err != nil {
+			return result{}, err
+		}
+		defer rcv.close()
+		if err := rcv.register(ctx, cl); err != nil {
+			return result{}, err
+		}
+	}
 	targeter, err := scenarioTargeter(ctx, c.scenario, cl)
 	if err != nil {
 		return result{}, err
 	}
+	// The bench's own view of Paygate's database: opened as Paygate opens it.
+	st, err := store.Open(ctx, store.Config{DatabaseURL: spec.databaseURL, SQLitePath: filepath.Join(spec.dataDir, "paygate.db")})
+	if err != nil {
+		return result{}, err
+	}
+	defer st.Close()
+	var tpl *txTemplate
+	if c.ceilingTime > 0 {
+		if tpl, err = captureTemplate(ctx, st, targeter); err != nil {
+			return result{}, err
+		}
+	}
+	var commits *commitCounter
+	if rcv != nil && c.db == "postgres" {
+		if commits, err = newCommitCounter(ctx, spec.databaseURL); err != nil {
+			return result{}, err
+		}
+		defer commits.close()
+		if err := commits.start(ctx); err != nil {
+			return result{}, err
+		}
+	}
+
 	cpuBefore, err := processCPU(pg.cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
 	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
-	var m vegeta.Metrics
+	var (
+		m   vegeta.Metrics
+		ids []string
+	)
 	started := time.Now()
 	for res := range attacker.Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
 		m.Add(res)
+		if rcv != nil && res.Code/100 == 2 {
+			var p struct {
+				PaymentID string `json:"payment_id"`
+			}
+			if json.Unmarshal(res.Body, &p) == nil && p.PaymentID != "" {
+				ids = append(ids, p.PaymentID)
+			}
+		}
 	}
 	m.Close()
-	var completed time.Duration
-	if c.scenario == "direct-complete" {
-		if completed, err = waitSettled(ctx, cl, time.Since(started)); err != nil {
+	r := result{config: c, startup: pg.startup, requests: m.Requests, success: m.Success, throughput: m.Throughput,
+		p50: m.Latencies.P50, p95: m.Latencies.P95, p99: m.Latencies.P99, mx: m.Latencies.Max, statuses: m.StatusCodes}
+	if rcv != nil {
+		if r.completion, err = rcv.wait(ctx, ids, 2*time.Minute); err != nil {
 			return result{}, err
 		}
+		r.completedIn = r.completion.last.Sub(started)
+		r.completed = float64(r.completion.delivered) / r.completedIn.Seconds()
 	}
 	cpuAfter, err := processCPU(pg.cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
-	r := result{config: c, startup: pg.startup, requests: m.Requests, success: m.Success, throughput: m.Throughput,
-		p50: m.Latencies.P50, p95: m.Latencies.P95, p99: m.Latencies.P99, mx: m.Latencies.Max, statuses: m.StatusCodes}
 	if m.Requests > 0 {
 		r.cpuPerK = (cpuAfter - cpuBefore) * 1000 / time.Duration(m.Requests)
 	}
-	if completed > 0 {
-		r.completed = float64(m.Requests) / completed.Seconds()
-		r.completedIn = completed
+	if commits != nil && len(ids) > 0 {
+		if r.commitsPerPayment, r.idleCommits, err = commits.perPayment(ctx, len(ids)); err != nil {
+			return result{}, err
+		}
 	}
-	return r, nil
+	if c.ceilingTime == 0 {
+		return r, nil
+	}
+	// The ceilings run with Paygate stopped: nothing else on the database
+	// or the cores.
+	pg.stop()
+	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime); err != nil {
+		return result{}, err
+	}
+	r.bareCeil, err = measureBareCeiling(ctx, c.scenario, pg.secret, targeter, cl.BaseURL, c.ceilingWorkers, c.ceilingTime)
+	return r, err
+}
+
+// commitCounter reads pg_stat_database.xact_commit of the run's database
+// from the server's maintenance database, so its own reads do not count.
+type commitCounter struct {
+	admin   *sql.DB
+	name    string
+	from    int64
+	started time.Time
+}
+
+func newCommitCounter(ctx context.Context, databaseURL string) (*commitCounter, error) {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := sql.Open("pgx", postgresBase())
+	if err != nil {
+		return nil, err
+	}
+	return &commitCounter{admin: admin, name: strings.TrimPrefix(u.Path, "/")}, nil
+}
+
+func (c *commitCounter) close() { c.admin.Close() }
+
+// statsFlush is longer than the interval at which PostgreSQL backends
+// report their counters (PGSTAT_MIN_INTERVAL, 1 s).
+const statsFlush = 1500 * time.Millisecond
+
+func (c *commitCounter) read(ctx context.Context) (int64, error) {
+	var n int64
+	err := c.admin.QueryRowContext(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, c.name).Scan(&n)
+	return n, err
+}
+
+func (c *commitCounter) start(ctx context.Context) error {
+	time.Sleep(statsFlush) // the setup's commits reported
+	var err error
+	c.from, err = c.read(ctx)
+	c.started = time.Now()
+	return err
+}
+
+// perPayment returns the commits of the run per payment, less what an idle
+// Paygate commits in as long (River's polling and leadership), and that
+// idle rate.
+func (c *commitCounter) perPayment(ctx context.Context, payments int) (perPayment, idlePerSecond float64, err error) {
+	time.Sleep(statsFlush)
+	to, err := c.read(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	elapsed := time.Since(c.started)
+	idleFrom, err := c.read(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	idleStart := time.Now()
+	time.Sleep(elapsed)
+	idleTo, err := c.read(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	idlePerSecond = float64(idleTo-idleFrom) / time.Since(idleStart).Seconds()
+	return (float64(to-c.from) - idlePerSecond*elapsed.Seconds()) / float64(payments), idlePerSecond, nil
 }
 
 // scenarioTargeter signs each request afresh (a new nonce, and for a POST a
@@ -160,6 +428,10 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 		return sign(http.MethodGet, "/api/v1/payment-sessions/"+p.SessionID, nil), nil
 	case "channels":
 		return sign(http.MethodGet, "/api/v1/payment-channels", nil), nil
+	case "bin-lookup":
+		// A BIN of the default BIN base (docs/bins.md): answered from the
+		// database, the provider not asked.
+		return sign(http.MethodGet, "/api/v1/cards/information?bin=55555555", nil), nil
 	case "direct", "direct-complete":
 		return sign(http.MethodPost, "/api/v1/payments/direct", directBody()), nil
 	case "payment-get":
@@ -171,7 +443,7 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 		}
 		return sign(http.MethodGet, "/api/v1/payments/"+p.PaymentID, nil), nil
 	}
-	return nil, fmt.Errorf("unknown scenario %q", name)
+	return nil, fmt.Errorf("unknown scenario %q (%s)", name, scenarioNames)
 }
 
 // processCPU is the user+system CPU time a process has used (Linux).
@@ -193,24 +465,4 @@ func directBody() []byte {
 	return []byte(fmt.Sprintf(`{"order_id":"bench","amount_minor":1999,"currency":"USD","customer":{"email":"bench@example.com"},
 		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
 		time.Now().Year()+2))
-}
-
-// waitSettled waits until no payment is processing and returns how long it
-// took from the first request.
-func waitSettled(ctx context.Context, cl *client.Client, sinceStart time.Duration) (time.Duration, error) {
-	start := time.Now().Add(-sinceStart)
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		var page struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		if err := cl.JSON(ctx, "GET", "/api/v1/payments?status=processing&limit=1", nil, &page); err != nil {
-			return 0, err
-		}
-		if len(page.Items) == 0 {
-			return time.Since(start), nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return 0, errors.New("payments did not settle within 2 minutes")
 }

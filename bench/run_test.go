@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScenarios runs two load scenarios briefly at a low rate on each
+// database, with both ceilings measured for a moment: the harness itself
+// works end to end, not the figures.
+func TestScenarios(t *testing.T) {
+	t.Cleanup(removeBinary)
+	databases(t, func(t *testing.T, db string) {
+		for _, scenario := range []string{"sessions", "direct-complete"} {
+			t.Run(scenario, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				r, err := runScenario(ctx, config{scenario: scenario, db: db, rate: 20, duration: time.Second, workers: 8,
+					ceilingTime: 300 * time.Millisecond, ceilingWorkers: 4, p99Bound: 20 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out strings.Builder
+				r.print(&out)
+				t.Log("\n" + out.String())
+				if r.requests < 15 || r.success != 1 {
+					t.Fatalf("%d requests, success %.2f, statuses %v", r.requests, r.success, r.statuses)
+				}
+				for code := range r.statuses {
+					if !strings.HasPrefix(code, "2") {
+						t.Fatalf("statuses %v", r.statuses)
+					}
+				}
+				if r.dbCeil.commits <= 0 || r.bareCeil.rate <= 0 {
+					t.Fatalf("ceilings: DB %.1f/s, bare handler %.1f/s", r.dbCeil.commits, r.bareCeil.rate)
+				}
+				if db == "sqlite" && r.dbCeil.grouped <= 0 {
+					t.Fatalf("no group commit ceiling on SQLite")
+				}
+				if scenario != "direct-complete" {
+					return
+				}
+				if r.completion.delivered != int(r.requests) || r.completion.bad != 0 || r.completed <= 0 {
+					t.Fatalf("completion %+v of %d payments", r.completion, r.requests)
+				}
+				if db == "postgres" && r.commitsPerPayment <= 0 {
+					t.Fatalf("commits per payment %.2f", r.commitsPerPayment)
+				}
+			})
+		}
+	})
+}
+
+func TestTemplateArgs(t *testing.T) {
+	row := templateRow{vals: []any{"01a20887-2969-7eeb-aff4-349c9d4819ba", "ak_kept", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(7)}, fresh: []int{0, 2}}
+	a, b := row.args(1), row.args(2)
+	if a[0] == b[0] || a[0] != "01a20887-2969-7eeb-aff4-000000000001" {
+		t.Fatalf("fresh text keys %v, %v", a[0], b[0])
+	}
+	if string(a[2].([]byte)) == string(b[2].([]byte)) || len(a[2].([]byte)) != 9 || a[2].([]byte)[0] != 1 {
+		t.Fatalf("fresh blob keys %v, %v", a[2], b[2])
+	}
+	if a[1] != "ak_kept" || a[3] != int64(7) {
+		t.Fatalf("other values changed: %v", a)
+	}
+}
+
+func TestParseSweep(t *testing.T) {
+	sc, err := parseSweep("100, 200,400", config{rate: 50}, 0, "")
+	if err != nil || len(sc.rates) != 3 || sc.rates[2] != 400 {
+		t.Fatalf("%+v %v", sc, err)
+	}
+	if sc, err = parseSweep("auto", config{rate: 50}, 0, ""); err != nil || sc.rates != nil || sc.step != 50 {
+		t.Fatalf("%+v %v", sc, err)
+	}
+	for _, bad := range []string{"", "0", "100,x", "-5"} {
+		if _, err := parseSweep(bad, config{rate: 50}, 0, ""); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
