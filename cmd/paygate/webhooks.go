@@ -47,7 +47,7 @@ func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
 		Store: s, Sealer: a.keyring, Now: a.now, NewID: newID, Log: a.log, SendTimeout: timeout,
 		Sender: outbound.New(outbound.Config{Timeout: timeout, AllowPrivate: a.env == merchant.Sandbox}),
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
-			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
 	})
 }

@@ -71,6 +71,8 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return PurgeArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(webhook.SweepEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return webhook.SweepArgs{}, nil }, nil),
 		}
 	}
 	c, err := river.NewClient(Driver(s), cfg)

@@ -35,7 +35,7 @@ func addWebhookWorkers(w *river.Workers, s *store.Store, sealer webhook.Sealer, 
 		Sender: outbound.New(outbound.Config{Timeout: o.webhookTimeout, AllowPrivate: sandbox}),
 		Jitter: func(d time.Duration) time.Duration { return d },
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
-			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}})
 	return &webhook.Service{Sealer: sealer, Now: clk.Now, NewID: newID, Production: !sandbox}
 }
@@ -315,6 +315,31 @@ func TestDeliveryRecovers(t *testing.T) {
 			require.Equal(t, evs[0].ID, rc.requests(evs[0].ID)[3].header.Get("webhook-id"))
 			e.drive(time.Second, func() bool { return e.deliveryStatus(evs[0].ID) == webhook.Succeeded })
 		})
+	})
+}
+
+// TestLostDeliveryJobIsSwept: a delivery whose job vanished (River discards
+// a job after 25 errors) is queued again by the sweep and delivered.
+func TestLostDeliveryJobIsSwept(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		ctx := context.Background()
+		rc := newReceiver(t, ok)
+		e.addEndpoint(e.a, rc.URL)
+		ev := webhook.Event{ID: uuid.Must(uuid.NewV7()).String(), AccessKeyID: e.aKey.ID, Type: "payment.succeeded",
+			ResourceType: "payment", ResourceID: "p", Object: []byte(`{"payment_id":"p"}`), CreatedAt: e.clock.Now()}
+		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.RecordEvent(ctx, ev); err != nil {
+				return err
+			}
+			_, err := tx.SQL().ExecContext(ctx, `DELETE FROM river_job WHERE kind = 'webhook.deliver'`)
+			return err
+		}))
+		require.Equal(t, webhook.Pending, e.deliveryStatus(ev.ID))
+		e.clock.Add(webhook.SweepGrace + time.Minute)
+		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error { return tx.Enqueue(ctx, webhook.SweepArgs{}, nil) }))
+		e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+		require.Len(t, rc.requests(ev.ID), 1)
 	})
 }
 

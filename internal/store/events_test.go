@@ -107,3 +107,25 @@ func TestPaymentEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliverJobsUnique: a second deliver job for the same delivery and
+// generation is skipped while the first is waiting (the sweep relies on
+// it), and a job of the next generation is not.
+func TestDeliverJobsUnique(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s := storetest.Open(t, db)
+			workers := river.NewWorkers()
+			river.AddWorker(workers, noopDeliver{})
+			_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
+			require.NoError(t, err)
+			for _, args := range []webhook.DeliverArgs{{DeliveryID: "d1"}, {DeliveryID: "d1"}, {DeliveryID: "d1", Generation: 1}} {
+				require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.Enqueue(ctx, args, nil) }))
+			}
+			var n int
+			require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'webhook.deliver'`).Scan(&n))
+			require.Equal(t, 2, n)
+		})
+	}
+}

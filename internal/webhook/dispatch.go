@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Queue is the River queue of the webhook jobs, apart from the payment
@@ -27,8 +28,35 @@ type DeliverArgs struct {
 // Kind names the job.
 func (DeliverArgs) Kind() string { return "webhook.deliver" }
 
-// InsertOpts puts deliveries on the webhook queue.
-func (DeliverArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
+// InsertOpts puts deliveries on the webhook queue, one live job per
+// delivery and generation: the sweep's insert of a job that is merely late
+// is skipped. A finished job does not count, so a resend is never skipped.
+func (DeliverArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
+}
+
+// SweepArgs asks for lost deliveries to be queued again.
+type SweepArgs struct{}
+
+// Kind names the job.
+func (SweepArgs) Kind() string { return "webhook.sweep" }
+
+// InsertOpts keeps one sweep queued at a time, on the webhook queue.
+func (SweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByPeriod: SweepEvery / 2}}
+}
+
+// The sweep runs every SweepEvery and takes a pending delivery for lost
+// when it is SweepGrace past due: its job was discarded (River gives up on
+// a job after 25 errors, a database outage of days) or deleted by hand.
+const (
+	SweepEvery = 5 * time.Minute
+	SweepGrace = 15 * time.Minute
+	sweepBatch = 500
+)
 
 // Recorded is a stored event as the jobs need it: its owner, its type and
 // the body exactly as kept, which is exactly what is sent.
@@ -42,6 +70,9 @@ type DispatchStore interface {
 	FindRecordedEvent(ctx context.Context, id string) (*Recorded, error)
 	FindDelivery(ctx context.Context, id string) (*Delivery, error)
 	FindWebhookEndpoint(ctx context.Context, id string) (*Endpoint, error)
+	// OverdueDeliveries lists pending deliveries due before the time,
+	// longest overdue first.
+	OverdueDeliveries(ctx context.Context, before time.Time, limit int) ([]*Delivery, error)
 }
 
 // DispatchTx is what the jobs write, one transaction per step.
@@ -84,6 +115,32 @@ type Dispatcher struct {
 func AddWorkers(w *river.Workers, d *Dispatcher) {
 	river.AddWorker(w, &FanoutWorker{Dispatcher: d})
 	river.AddWorker(w, &DeliverWorker{Dispatcher: d})
+	river.AddWorker(w, &SweepWorker{Dispatcher: d})
+}
+
+// SweepWorker queues a deliver job again for every delivery that is
+// SweepGrace overdue. A delivery whose job is only late (a backlog) keeps
+// that job: the insert is skipped as a duplicate (DeliverArgs.InsertOpts).
+type SweepWorker struct {
+	river.WorkerDefaults[SweepArgs]
+	Dispatcher *Dispatcher
+}
+
+// Work sweeps once.
+func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	d := w.Dispatcher
+	overdue, err := d.Store.OverdueDeliveries(ctx, d.Now().Add(-SweepGrace), sweepBatch)
+	if err != nil || len(overdue) == 0 {
+		return err
+	}
+	return d.Transact(ctx, func(tx DispatchTx) error {
+		for _, del := range overdue {
+			if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID, Generation: del.Generation}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // FanoutWorker creates an event's deliveries.

@@ -62,6 +62,17 @@ func (m *memory) ListWebhookEndpoints(_ context.Context, keyID string) ([]*Endpo
 	return out, nil
 }
 
+func (m *memory) OverdueDeliveries(_ context.Context, before time.Time, limit int) ([]*Delivery, error) {
+	var out []*Delivery
+	for _, d := range m.deliveries {
+		if d.Status == Pending && d.NextAttemptAt != nil && d.NextAttemptAt.Before(before) && len(out) < limit {
+			c := *d
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
 func (m *memory) CreateDelivery(_ context.Context, d *Delivery) (bool, error) {
 	for _, o := range m.deliveries {
 		if o.EventID == d.EventID && o.EndpointID == d.EndpointID {
@@ -177,6 +188,30 @@ func (r *rig) run(t *testing.T) *Delivery {
 		return d
 	}
 	return nil
+}
+
+// TestSweep: a pending delivery SweepGrace past due gets a job again (its
+// own was lost); one due more recently is left to its job.
+func TestSweep(t *testing.T) {
+	r := newRig(t, Answer{StatusCode: 200})
+	r.fanout(t)
+	require.Len(t, r.mem.jobs, 1)
+	r.mem.jobs, r.mem.runAt = nil, nil // the job is lost
+	sweep := func() {
+		w := &SweepWorker{Dispatcher: r.d}
+		require.NoError(t, w.Work(context.Background(), &river.Job[SweepArgs]{JobRow: &rivertype.JobRow{}}))
+	}
+	r.now = r.now.Add(SweepGrace - time.Minute)
+	sweep()
+	require.Empty(t, r.mem.jobs, "not yet overdue enough: its job may only be late")
+	r.now = r.now.Add(2 * time.Minute)
+	sweep()
+	require.Len(t, r.mem.jobs, 1)
+	d := r.run(t)
+	require.Equal(t, Succeeded, d.Status)
+	require.Len(t, r.sender.sent, 1)
+	sweep()
+	require.Empty(t, r.mem.jobs, "a finished delivery is not swept")
 }
 
 func TestDispatchGivesUpAfterThreeDays(t *testing.T) {
