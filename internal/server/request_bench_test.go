@@ -21,12 +21,16 @@ func BenchmarkRequest(b *testing.B) {
 		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
 		time.Now().Year()+2)
 	for _, db := range storetest.Databases(b) {
-		for _, c := range []struct{ name, path, body string }{
-			{"session", "/api/v1/payment-sessions", session},
-			{"direct", "/api/v1/payments/direct", direct},
+		for _, c := range []struct {
+			name, path, body string
+			work             bool // run the jobs too: the payments complete at the sandbox acquirer
+		}{
+			{"session", "/api/v1/payment-sessions", session, false},
+			{"direct", "/api/v1/payments/direct", direct, false},
+			{"direct-complete", "/api/v1/payments/direct", direct, true},
 		} {
 			b.Run(db.Name+"/"+c.name, func(b *testing.B) {
-				e := newEnv(b, db, options{})
+				e := newEnv(b, db, options{work: c.work})
 				cl := e.a
 				cl.Now = time.Now
 				ctx := context.Background()
