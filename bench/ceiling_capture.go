@@ -339,17 +339,19 @@ func (c *capture) existing(ctx context.Context, rows []capturedRow) (map[string]
 				if written[t.name] || len(t.pk) != 1 {
 					continue
 				}
+				key := fmt.Sprintf("%q", t.pk[0])
+				if c.dialect == store.Postgres {
+					key += "::text" // any key type; the tables are small before the load
+				}
 				var one int
-				err := c.db.QueryRowContext(ctx, fmt.Sprintf(`SELECT 1 FROM %q WHERE %q = $1`, t.name, t.pk[0]), v).Scan(&one)
+				err := c.db.QueryRowContext(ctx, fmt.Sprintf(`SELECT 1 FROM %q WHERE %s = $1`, t.name, key), v).Scan(&one)
 				if err == nil {
 					out[v] = true
 					break
 				}
-				if !errors.Is(err, sql.ErrNoRows) && c.dialect == store.SQLite {
+				if !errors.Is(err, sql.ErrNoRows) {
 					return nil, err
 				}
-				// PostgreSQL: a value that is no valid key of that type's
-				// column (not a UUID) is simply not there.
 			}
 		}
 	}

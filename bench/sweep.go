@@ -64,6 +64,20 @@ func saturated(r result) bool {
 	return r.success < 1 || r.throughput < 0.95*float64(r.rate) || r.p99 > 5*r.p99Bound
 }
 
+// stopSweep ends an automatic sweep at the first step that fails or falls
+// behind the offered rate (accepting, or completing end to end), or at the second in a row past 5× the bound (one
+// alone may be a pause of the shared machine).
+func stopSweep(steps []result) bool {
+	last := steps[len(steps)-1]
+	if last.success < 1 || last.throughput < 0.95*float64(last.rate) {
+		return true
+	}
+	if last.scenario == "direct-complete" && last.completed < 0.9*float64(last.rate) {
+		return true // completion falls behind acceptance
+	}
+	return len(steps) > 1 && last.p99 > 5*last.p99Bound && steps[len(steps)-2].p99 > 5*last.p99Bound
+}
+
 // withinBound says a step kept its promise: every request answered 2xx,
 // the offered rate achieved and p99 under the bound.
 func withinBound(r result) bool {
@@ -101,7 +115,7 @@ func runSweep(ctx context.Context, sc sweepConfig, out, progress io.Writer) erro
 			if err := run(rate); err != nil {
 				return err
 			}
-			if saturated(steps[len(steps)-1]) {
+			if stopSweep(steps) {
 				break
 			}
 		}
@@ -149,11 +163,24 @@ func printSweep(w io.Writer, sc sweepConfig, steps []result, ceilings result) {
 	bound := sc.base.p99Bound
 	fmt.Fprintf(w, "sweep %s on %s: each step a fresh Paygate and database, %s of open-loop load; p99 bound %s\n\n",
 		sc.base.scenario, sc.base.db, sc.base.duration, bound)
-	fmt.Fprintln(w, "| offered | achieved | success | p50 | p95 | p99 | server CPU / 1000 req |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	complete := sc.base.scenario == "direct-complete"
+	header, rule := "| offered | achieved | success | p50 | p95 | p99 | server CPU / 1000 req |", "|---|---|---|---|---|---|---|"
+	if complete {
+		header, rule = header+" completed end to end | commits / payment |", rule+"---|---|"
+	}
+	fmt.Fprintln(w, header)
+	fmt.Fprintln(w, rule)
 	for _, r := range steps {
-		fmt.Fprintf(w, "| %d/s | %.1f/s | %.2f%% | %s | %s | %s | %.2f s |\n", r.rate, r.throughput, r.success*100,
+		fmt.Fprintf(w, "| %d/s | %.1f/s | %.2f%% | %s | %s | %s | %.2f s |", r.rate, r.throughput, r.success*100,
 			roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), r.cpuPerK.Seconds())
+		if complete {
+			commits := "—"
+			if r.commitsPerPayment > 0 {
+				commits = fmt.Sprintf("%.1f", r.commitsPerPayment)
+			}
+			fmt.Fprintf(w, " %.1f/s | %s |", r.completed, commits)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	if ceilings.dbCeil.commits > 0 {
