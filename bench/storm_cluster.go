@@ -58,10 +58,10 @@ func startFleet(ctx context.Context, c checkConfig, extra ...string) (_ *fleet, 
 	if err != nil {
 		return nil, err
 	}
-	cl := &fleet{db: c.db, acq: acq, drop: func() {}}
+	f := &fleet{db: c.db, acq: acq, drop: func() {}}
 	defer func() {
 		if err != nil {
-			cl.close()
+			f.close()
 		}
 	}()
 	// On PostgreSQL the data folder only holds the master key file, which
@@ -69,59 +69,59 @@ func startFleet(ctx context.Context, c checkConfig, extra ...string) (_ *fleet, 
 	base := paygateSpec{bin: bin, dataDir: filepath.Join(c.dir, "data"),
 		args: append([]string{"--sandbox-url", acq.URL, "--sandbox-key", acq.APIKey}, extra...)}
 	if c.db == "postgres" {
-		if base.databaseURL, cl.drop, err = freshPostgres(ctx); err != nil {
+		if base.databaseURL, f.drop, err = freshPostgres(ctx); err != nil {
 			return nil, err
 		}
-		for _, name := range []string{"api-1", "api-2", "worker"} {
+		for _, n := range []struct{ name, role string }{{"api-1", "api"}, {"api-2", "api"}, {"worker", "worker"}} {
 			spec := base
-			spec.role = strings.TrimSuffix(strings.TrimSuffix(name, "-1"), "-2")
-			cl.nodes = append(cl.nodes, &fleetNode{name: name, spec: spec})
+			spec.role = n.role
+			f.nodes = append(f.nodes, &fleetNode{name: n.name, spec: spec})
 		}
-		cl.api = cl.nodes[:2]
+		f.api = f.nodes[:2]
 	} else {
-		cl.nodes = []*fleetNode{{name: "all", spec: base}}
-		cl.api = cl.nodes
+		f.nodes = []*fleetNode{{name: "all", spec: base}}
+		f.api = f.nodes
 	}
 	// The first process migrates the database and prints the sandbox key;
 	// the others start side by side after it.
-	if err := cl.nodes[0].start(ctx); err != nil {
+	if err := f.nodes[0].start(ctx); err != nil {
 		return nil, err
 	}
-	first := cl.nodes[0].p
+	first := f.nodes[0].p
 	if first.access == "" {
 		return nil, errNoKey
 	}
-	cl.signer = client.New(cl.api[0].url(), first.access, first.secret)
-	cl.signer.Retries = 5
-	errs := make(chan error, len(cl.nodes))
-	for _, n := range cl.nodes[1:] {
+	f.signer = client.New(f.api[0].url(), first.access, first.secret)
+	f.signer.Retries = 5
+	errs := make(chan error, len(f.nodes))
+	for _, n := range f.nodes[1:] {
 		go func() { errs <- n.start(ctx) }()
 	}
-	for range cl.nodes[1:] {
+	for range f.nodes[1:] {
 		err = errors.Join(err, <-errs)
 	}
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(c.log, "fleet: %s; acquirer %s\n", cl.describe(), acq.URL)
-	return cl, nil
+	fmt.Fprintf(c.log, "fleet: %s; acquirer %s\n", f.describe(), acq.URL)
+	return f, nil
 }
 
 // describe names the processes, for the figures.
-func (cl *fleet) describe() string {
-	if cl.db == "postgres" {
+func (f *fleet) describe() string {
+	if f.db == "postgres" {
 		return "PostgreSQL: 2 API processes (serve --role api) + 1 worker (--role worker), one database"
 	}
 	return "SQLite: 1 process (a data folder is locked to one serve process)"
 }
 
 // close stops every process, the acquirer, and drops the database.
-func (cl *fleet) close() {
-	for _, n := range cl.nodes {
+func (f *fleet) close() {
+	for _, n := range f.nodes {
 		n.kill()
 	}
-	cl.acq.Close()
-	cl.drop()
+	f.acq.Close()
+	f.drop()
 }
 
 // start starts the process; a restart keeps the first start's address,
@@ -171,16 +171,16 @@ func directPayment(order string, amount int64, card string) []byte {
 		order, amount, testPayer, card, time.Now().Year()+2)
 }
 
-// signedPost is a POST signed by cl.signer for base. Its GetBody is
+// signedPost is a POST signed by f.signer for base. Its GetBody is
 // removed: net/http resends a request that carries an Idempotency-Key on
 // its own when a reused connection breaks, and a resent signed request
 // is a spent nonce; a merchant's retry signs again.
-func (cl *fleet) signedPost(ctx context.Context, base, target string, body []byte, idemKey string) *http.Request {
+func (f *fleet) signedPost(ctx context.Context, base, target string, body []byte, idemKey string) *http.Request {
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+target, bytes.NewReader(body))
 	r.GetBody = nil
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Idempotency-Key", idemKey)
-	cl.signer.Sign(r, body)
+	f.signer.Sign(r, body)
 	return r
 }
 
@@ -194,6 +194,7 @@ type reply struct {
 	err       error // no reply at all
 }
 
+// sendOnce sends r as it is (no retry) and reads the whole answer.
 func sendOnce(hc *http.Client, r *http.Request) reply {
 	resp, err := hc.Do(r)
 	if err != nil {
@@ -204,7 +205,7 @@ func sendOnce(hc *http.Client, r *http.Request) reply {
 	if err != nil {
 		return reply{err: err}
 	}
-	a := reply{status: resp.StatusCode, body: b, replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+	out := reply{status: resp.StatusCode, body: b, replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
 	if resp.StatusCode/100 != 2 {
 		var env struct {
 			Error struct {
@@ -213,27 +214,27 @@ func sendOnce(hc *http.Client, r *http.Request) reply {
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(b, &env)
-		a.code, a.retryable = env.Error.Code, env.Error.Retryable
+		out.code, out.retryable = env.Error.Code, env.Error.Retryable
 	}
-	return a
+	return out
 }
 
 // label is how a reply is counted in the figures: "201", "201 replayed",
 // "409 idempotency_request_in_progress", "no reply".
-func (a reply) label() string {
+func (r reply) label() string {
 	switch {
-	case a.err != nil:
+	case r.err != nil:
 		return "no reply"
-	case a.replayed:
-		return fmt.Sprintf("%d replayed", a.status)
-	case a.code != "":
-		return fmt.Sprintf("%d %s", a.status, a.code)
+	case r.replayed:
+		return fmt.Sprintf("%d replayed", r.status)
+	case r.code != "":
+		return fmt.Sprintf("%d %s", r.status, r.code)
 	}
-	return fmt.Sprint(a.status)
+	return fmt.Sprint(r.status)
 }
 
 // burst sends every request at once (they are all built first) and returns
-// the answers in order and how long the storm took.
+// the replies in order and how long the storm took.
 func burst(reqs []*http.Request) ([]reply, time.Duration) {
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
 		MaxIdleConnsPerHost: len(reqs), DisableCompression: true}}
@@ -256,7 +257,7 @@ func burst(reqs []*http.Request) ([]reply, time.Duration) {
 }
 
 // tally counts replies by label for the figures, most frequent first:
-// "201 replayed 870, 409 idempotency_request_in_progress 129, 201 1".
+// "201 replayed ×870, 409 idempotency_request_in_progress ×129, 201 ×1".
 func tally(rs []reply) string {
 	m := map[string]int{}
 	for _, r := range rs {
@@ -272,11 +273,11 @@ func tally(rs []reply) string {
 }
 
 // waitFinal polls a payment until it is final, at most for d.
-func (cl *fleet) waitFinal(ctx context.Context, id string, d time.Duration) (openapi.Payment, error) {
+func (f *fleet) waitFinal(ctx context.Context, id string, d time.Duration) (openapi.Payment, error) {
 	deadline := time.Now().Add(d)
 	for {
 		var p openapi.Payment
-		if err := cl.signer.JSON(ctx, "GET", "/api/v1/payments/"+url.PathEscape(id), nil, &p); err != nil {
+		if err := f.signer.JSON(ctx, "GET", "/api/v1/payments/"+url.PathEscape(id), nil, &p); err != nil {
 			return p, err
 		}
 		if p.Final || time.Now().After(deadline) {
@@ -290,7 +291,7 @@ func (cl *fleet) waitFinal(ctx context.Context, id string, d time.Duration) (ope
 
 // payments lists every payment of the key (GET /api/v1/payments, a page of
 // 100 at a time), with more filters in query (e.g. order_id=…).
-func (cl *fleet) payments(ctx context.Context, query url.Values) ([]openapi.Payment, error) {
+func (f *fleet) payments(ctx context.Context, query url.Values) ([]openapi.Payment, error) {
 	var all []openapi.Payment
 	q := url.Values{}
 	for k, v := range query {
@@ -299,7 +300,7 @@ func (cl *fleet) payments(ctx context.Context, query url.Values) ([]openapi.Paym
 	q.Set("limit", "100")
 	for {
 		var page openapi.PaymentList
-		if err := cl.signer.JSON(ctx, "GET", "/api/v1/payments?"+q.Encode(), nil, &page); err != nil {
+		if err := f.signer.JSON(ctx, "GET", "/api/v1/payments?"+q.Encode(), nil, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Items...)
@@ -312,14 +313,14 @@ func (cl *fleet) payments(ctx context.Context, query url.Values) ([]openapi.Paym
 
 // unsettled counts the key's payments that are not final, asking once per
 // non-final status (at most 100 each: it only has to reach zero).
-func (cl *fleet) unsettled(ctx context.Context) (int, error) {
+func (f *fleet) unsettled(ctx context.Context) (int, error) {
 	n := 0
 	for _, s := range payment.Statuses {
 		if s.Final() {
 			continue
 		}
 		var page openapi.PaymentList
-		if err := cl.signer.JSON(ctx, "GET", "/api/v1/payments?limit=100&status="+string(s), nil, &page); err != nil {
+		if err := f.signer.JSON(ctx, "GET", "/api/v1/payments?limit=100&status="+string(s), nil, &page); err != nil {
 			return 0, err
 		}
 		n += len(page.Items)
@@ -330,9 +331,9 @@ func (cl *fleet) unsettled(ctx context.Context) (int, error) {
 // charges counts the acquirer's ledger entries of kind by amount (the
 // checks give every payment its own amount; the ledger knows Paygate's
 // operation ids, which the API does not show).
-func (cl *fleet) charges(kind string) map[int64]int {
+func (f *fleet) charges(kind string) map[int64]int {
 	m := map[int64]int{}
-	for _, e := range cl.acq.Server.Ledger() {
+	for _, e := range f.acq.Server.Ledger() {
 		if e.Kind == kind {
 			m[e.AmountMinor]++
 		}
