@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"sync"
 	"testing"
 )
 
@@ -14,7 +12,12 @@ func TestStorms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills real Paygate processes")
 	}
-	keepBinary(t)
+	// One binary for every subtest: buildPaygate keeps its first caller's
+	// folder, and a subtest's TempDir is gone when the next one starts.
+	if _, err := paygateBinary(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(removeBinary)
 	for _, tc := range []struct {
 		check string
 		cfg   checkConfig
@@ -30,24 +33,5 @@ func TestStorms(t *testing.T) {
 				runSmall(t, tc.check, cfg)
 			})
 		})
-	}
-}
-
-// keepBinary builds cmd/paygate into a folder that outlives the subtests.
-// buildPaygate builds once per process into the first caller's folder;
-// when that was an earlier test's TempDir, the binary is gone by now and is
-// built again, here.
-func keepBinary(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
-	path, err := buildPaygate(context.Background(), dir)
-	if err == nil {
-		if _, statErr := os.Stat(path); statErr != nil {
-			built.Once, built.path, built.err = sync.Once{}, "", nil
-			_, err = buildPaygate(context.Background(), dir)
-		}
-	}
-	if err != nil {
-		t.Fatalf("build cmd/paygate: %v", err)
 	}
 }
