@@ -94,6 +94,8 @@ func (r *Response) Err() error {
 	return env.Error
 }
 
+func (r Request) hasBody() bool { return len(r.Body) > 0 }
+
 // Do sends the request, signed, retrying with the same Idempotency-Key.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	req.Method = strings.ToUpper(req.Method)
@@ -115,7 +117,15 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			lastErr = err
 			continue
 		}
-		if apiErr, ok := resp.Err().(*Error); ok && apiErr.Retryable && attempt < c.Retries {
+		apiErr, isErr := resp.Err().(*Error)
+		if isErr && apiErr.Code == "nonce_reused" && !req.hasBody() && attempt < c.Retries {
+			// Every attempt has a fresh nonce, so this was net/http resending
+			// a GET on a broken connection after the server took the first
+			// copy. A read can simply be asked again.
+			lastErr = apiErr
+			continue
+		}
+		if isErr && apiErr.Retryable && attempt < c.Retries {
 			if d, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && d > 0 {
 				if err := sleep(ctx, time.Duration(d)*time.Second); err != nil {
 					return nil, err
@@ -150,6 +160,11 @@ func (c *Client) once(ctx context.Context, req Request) (*Response, error) {
 		r.Header.Set("Idempotency-Key", req.IdempotencyKey)
 	}
 	c.Sign(r, req.Body)
+	// net/http resends a request with an Idempotency-Key by itself when a
+	// reused connection breaks, with the same nonce: the server may have
+	// taken the first copy and would refuse the second as a replay. Only
+	// Do's own retries resend, each signed afresh.
+	r.GetBody = nil
 	resp, err := c.HTTP.Do(r)
 	if err != nil {
 		return nil, err
