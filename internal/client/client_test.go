@@ -77,4 +77,3 @@ func TestGetNonceReusedIsAskedAgain(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.Status)
 	require.Equal(t, 2, calls)
 }
-
