@@ -47,6 +47,7 @@ func main() {
 	workers := flag.Int("workers", 64, "vegeta workers")
 	n := flag.Int("n", 0, "reliability: requests or payments (0: the check's full size)")
 	kills := flag.Int("kills", 0, "crash-chaos: SIGKILLs at least (0: 20)")
+	warmup := flag.Duration("warmup", time.Second, "load: offered at -rate before the measured load, not measured")
 	ceiling := flag.Duration("ceiling", 5*time.Second, "load: how long each ceiling (DB commits, bare handler) is measured after the load; 0: none")
 	ceilingWorkers := flag.Int("ceiling-workers", 32, "load: vegeta workers against the bare handler, at maximum rate")
 	p99 := flag.Duration("p99", 20*time.Millisecond, "load: the p99 bound throughput is judged at")
@@ -61,11 +62,11 @@ func main() {
 	if *checkName != "" {
 		os.Exit(runCheck(*checkName, *db, *n, *kills, *duration))
 	}
-	if *duration > 2*time.Minute || *ceiling > time.Minute {
-		fmt.Fprintln(os.Stderr, "bench: -duration is bounded to 2m, -ceiling to 1m")
+	if *duration > 2*time.Minute || *ceiling > time.Minute || *warmup > 10*time.Second {
+		fmt.Fprintln(os.Stderr, "bench: -duration is bounded to 2m, -ceiling to 1m, -warmup to 10s")
 		os.Exit(2)
 	}
-	c := config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers,
+	c := config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers, warmup: *warmup,
 		ceilingTime: *ceiling, ceilingWorkers: *ceilingWorkers, p99Bound: *p99}
 	if *sweep != "" {
 		sc, err := parseSweep(*sweep, c, *step, *plotPath)

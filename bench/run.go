@@ -31,6 +31,8 @@ type config struct {
 	rate     int
 	duration time.Duration
 	workers  int
+	// warmup is offered at the same rate before the measured load.
+	warmup time.Duration
 	// ceilingTime is how long each ceiling is measured, after the load on
 	// the same database; 0: none.
 	ceilingTime    time.Duration
@@ -160,7 +162,7 @@ func ratio(a, b float64) string {
 }
 
 func (r result) print(w io.Writer) {
-	fmt.Fprintf(w, "scenario %s on %s: offered %d/s for %s\n", r.scenario, r.db, r.rate, r.duration)
+	fmt.Fprintf(w, "scenario %s on %s: offered %d/s for %s (after %s of warm-up)\n", r.scenario, r.db, r.rate, r.duration, r.warmup)
 	fmt.Fprintf(w, "  start-up            %s\n", r.startup)
 	fmt.Fprintf(w, "  requests            %d (success %.2f%%, statuses %v)\n", r.requests, r.success*100, r.statuses)
 	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)
@@ -267,6 +269,22 @@ func runScenario(ctx context.Context, c config) (result, error) {
 			return result{}, err
 		}
 	}
+	newAttacker := func() *vegeta.Attacker {
+		return vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
+	}
+	if c.warmup > 0 {
+		// Connections opened, statements prepared, caches filled: not
+		// measured. Its payments complete before the measured load starts.
+		var warm []string
+		for res := range newAttacker().Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.warmup, "warm-up") {
+			warm = append(warm, paymentID(res)...)
+		}
+		if rcv != nil {
+			if _, err := rcv.wait(ctx, warm, 2*time.Minute); err != nil {
+				return result{}, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+	}
 	var commits *commitCounter
 	if rcv != nil && c.db == "postgres" {
 		if commits, err = newCommitCounter(ctx, spec.databaseURL); err != nil {
@@ -282,21 +300,15 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	attacker := vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
 	var (
 		m   vegeta.Metrics
 		ids []string
 	)
 	started := time.Now()
-	for res := range attacker.Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
+	for res := range newAttacker().Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
 		m.Add(res)
-		if rcv != nil && res.Code/100 == 2 {
-			var p struct {
-				PaymentID string `json:"payment_id"`
-			}
-			if json.Unmarshal(res.Body, &p) == nil && p.PaymentID != "" {
-				ids = append(ids, p.PaymentID)
-			}
+		if rcv != nil {
+			ids = append(ids, paymentID(res)...)
 		}
 	}
 	m.Close()
@@ -332,6 +344,17 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	}
 	r.bareCeil, err = measureBareCeiling(ctx, c.scenario, pg.secret, targeter, cl.BaseURL, c.ceilingWorkers, c.ceilingTime)
 	return r, err
+}
+
+// paymentID is the payment a 2xx answer names, if any.
+func paymentID(res *vegeta.Result) []string {
+	var p struct {
+		PaymentID string `json:"payment_id"`
+	}
+	if res.Code/100 != 2 || json.Unmarshal(res.Body, &p) != nil || p.PaymentID == "" {
+		return nil
+	}
+	return []string{p.PaymentID}
 }
 
 // commitCounter reads pg_stat_database.xact_commit of the run's database

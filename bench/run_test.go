@@ -17,7 +17,7 @@ func TestScenarios(t *testing.T) {
 			t.Run(scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				r, err := runScenario(ctx, config{scenario: scenario, db: db, rate: 20, duration: time.Second, workers: 8,
+				r, err := runScenario(ctx, config{scenario: scenario, db: db, rate: 20, duration: time.Second, workers: 8, warmup: 200 * time.Millisecond,
 					ceilingTime: 300 * time.Millisecond, ceilingWorkers: 4, p99Bound: 20 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
