@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/logging"
@@ -29,6 +30,7 @@ type dbFlags struct {
 	masterKeyFile string
 	masterKey     string // PAYGATE_MASTER_KEY: the key file's text
 	logLevel      string
+	clockFile     string // PAYGATE_CLOCK_FILE: the sandbox test hook of clock.go
 }
 
 func (f *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -42,6 +44,7 @@ func (f *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		"file of the master keys that seal secrets; default DATA_DIR/master.key (PAYGATE_MASTER_KEY_FILE)")
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "PAYGATE_LOG_LEVEL", "info"), "debug, info, warn or error (PAYGATE_LOG_LEVEL)")
 	f.masterKey = getenv("PAYGATE_MASTER_KEY")
+	f.clockFile = getenv("PAYGATE_CLOCK_FILE")
 }
 
 func envOr(getenv func(string) string, name, def string) string {
@@ -60,6 +63,7 @@ type app struct {
 	bins      *cardinfo.Service
 	log       *slog.Logger
 	now       func() time.Time
+	riverTime rivertype.TimeGenerator // nil: River's own clock; the clock hook otherwise
 	env       string
 }
 
@@ -72,6 +76,18 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, usageError{"--log-level must be debug, info, warn or error"}
+	}
+	now := time.Now
+	var clock *fileClock
+	if f.clockFile != "" {
+		if f.environment == merchant.Production {
+			return nil, usageError{"PAYGATE_CLOCK_FILE is a sandbox test hook: the production environment refuses it"}
+		}
+		var err error
+		if clock, err = newFileClock(f.clockFile); err != nil {
+			return nil, err
+		}
+		now = clock.Now
 	}
 	log := logging.New(stderr, level)
 	s, err := store.Open(ctx, store.Config{DatabaseURL: f.databaseURL, SQLitePath: filepath.Join(f.dataDir, "paygate.db")})
@@ -87,13 +103,16 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
 		s.Close()
 		return nil, err
 	}
-	now := time.Now
 	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
 	a := &app{
 		store: s, keyring: kr, log: log, now: now, env: f.environment,
 		merchants: &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: f.environment},
 		payments:  &payment.Service{Sealer: kr, Now: now, NewID: newID},
 		bins:      &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log},
+	}
+	if clock != nil {
+		a.riverTime = clock
+		log.Warn("the clock is moved by a test hook", "PAYGATE_CLOCK_FILE", f.clockFile, "now", now())
 	}
 	a.payments.BINs = a.bins
 	// The default BIN version, on the first start only (docs/bins.md).

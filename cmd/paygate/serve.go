@@ -94,7 +94,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	payment.AddWorkers(workerSet, eng)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
-		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout,
+		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
 	})
 	if err != nil {

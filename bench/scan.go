@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
+)
+
+// The canaries (decisions 8: none of them may appear in a log, an answer,
+// a webhook, an error, or the database once the provider has seen them): a
+// Luhn-valid Visa number no test table knows, a CVV, a mobile number, two
+// one-time codes, and a marker inside a wallet payload.
+const (
+	canaryCard     = "4000056655665556"
+	canaryCVV      = "8317"
+	canaryPhone    = "+12025557391" // any number but the declining one needs a code (docs/sandbox.md)
+	canaryOTP      = "48213597"     // a wrong code: the payment declines, the code must vanish all the same
+	canaryVerify   = "90817263"     // a wrong verification code
+	canaryWallet   = "wallet-canary-7c41e9"
+	canaryMask     = "400005******5556" // what must remain of the card: a control
+	pciOrderPrefix = "pci-"
+)
+
+// pciBOLA runs the PCI canary and the BOLA probe on one Paygate (debug
+// logging): key A pays with canary data along every path that takes card
+// data and is served, its resources are then probed with key B on every
+// path of the OpenAPI document that has an {id}, and last the database,
+// the process's output, River's job arguments, the events and the
+// delivered webhooks are scanned for the canaries.
+func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
+	res := checkResult{name: "pci-bola", pass: true}
+	pg, err := startChecked(ctx, c, "pci", paygateSpec{args: []string{"--log-level", "debug"}})
+	if err != nil {
+		return res, err
+	}
+	defer pg.close()
+	rcv, err := startHookReceiver(&outageClock{})
+	if err != nil {
+		return res, err
+	}
+	defer rcv.close()
+	var ep openapi.CreatedWebhookEndpoint
+	if err := pg.client.JSON(ctx, "POST", "/api/v1/webhook-endpoints", openapi.CreateWebhookEndpoint{URL: rcv.url + "/hooks"}, &ep); err != nil {
+		return res, fmt.Errorf("register the endpoint: %w", err)
+	}
+	if err := rcv.setSecret(ep.Secret); err != nil {
+		return res, err
+	}
+	f := &pciFlows{ctx: ctx, cl: pg.client, ids: map[string][]string{"webhook-endpoints": {ep.ID}}}
+	if err := f.run(); err != nil {
+		return res, err
+	}
+
+	// Every event must have reached the receiver before the scan reads it.
+	events, err := f.events(rcv)
+	if err != nil {
+		return res, err
+	}
+	keyB, err := secondKey(ctx, pg)
+	if err != nil {
+		return res, err
+	}
+	bola, err := probeBOLA(ctx, pg.client, keyB, f.ids)
+	if err != nil {
+		return res, err
+	}
+	pg.stop() // a graceful stop: SQLite's WAL is checkpointed, logs flushed
+	sources, err := pciSources(ctx, pg, f.answers.String(), events, rcv.body())
+	if err != nil {
+		return res, err
+	}
+	scan := scanCanaries(sources)
+
+	res.add("flows", "%s", strings.Join(f.flows, ", "))
+	if len(f.notServed) > 0 {
+		res.add("not served", "%s (404: nothing to carry canaries through yet)", strings.Join(f.notServed, ", "))
+	}
+	res.add("bytes scanned", "%s", scan.sizes())
+	res.add("canary hits", "%d", len(scan.hits))
+	res.add("controls", "%s", scan.controls())
+	res.add("endpoints probed", "%d paths with {id} × %d of key A's ids = %d requests with key B", bola.paths, bola.ids, bola.probes)
+	res.add("non-404s", "%d", len(bola.failures))
+	for _, h := range scan.hits {
+		res.fail("canary %s", h)
+	}
+	for _, m := range scan.missing {
+		res.fail("control %s", m)
+	}
+	for _, b := range bola.failures {
+		res.fail("BOLA: %s", b)
+	}
+	for _, b := range bola.controlFailures {
+		res.fail("BOLA control: %s", b)
+	}
+	return res, nil
+}
+
+// pciFlows runs key A's payments with canary data and keeps every answer
+// (bodies, pages, URLs) and the ids of what it created, by the path
+// segment that names the resource (payments, payment-sessions, …).
+type pciFlows struct {
+	ctx       context.Context
+	cl        *client.Client
+	answers   strings.Builder
+	ids       map[string][]string
+	payments  []string
+	flows     []string
+	notServed []string
+}
+
+func (f *pciFlows) do(method, target, body string) (*client.Response, error) {
+	resp, err := f.cl.Do(f.ctx, client.Request{Method: method, Target: target, Body: []byte(body)})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, target, err)
+	}
+	f.answers.Write(resp.Body)
+	f.answers.WriteByte('\n')
+	return resp, nil
+}
+
+// payment sends a payment request and keeps the ids its answer names.
+func (f *pciFlows) payment(name, target, body string, want int) (openapi.Payment, error) {
+	var p openapi.Payment
+	resp, err := f.do("POST", target, body)
+	if err != nil {
+		return p, err
+	}
+	if resp.Status != want {
+		return p, fmt.Errorf("%s: %d %s", name, resp.Status, truncateText(resp.Body, 300))
+	}
+	f.flows = append(f.flows, name)
+	if want/100 != 2 {
+		return p, nil
+	}
+	if err := json.Unmarshal(resp.Body, &p); err != nil {
+		return p, err
+	}
+	f.payments = append(f.payments, p.PaymentID)
+	f.keepPayment(p)
+	return p, nil
+}
+
+// keepPayment keeps the ids a payment's answer names.
+func (f *pciFlows) keepPayment(p openapi.Payment) {
+	f.keep("payments", p.PaymentID)
+	f.keep("payment-sessions", p.SessionID)
+	f.keep("saved-cards", p.SavedCardID)
+	f.keep("mandates", p.MandateID)
+	f.keep("subscriptions", p.SubscriptionID)
+}
+
+func (f *pciFlows) keep(kind, id string) {
+	if id != "" && !slices.Contains(f.ids[kind], id) {
+		f.ids[kind] = append(f.ids[kind], id)
+	}
+}
+
+func (f *pciFlows) run() error {
+	year := time.Now().Year() + 1
+	customer := `"customer":{"first_name":"Pci","last_name":"Canary","email":"pci@example.com","billing_address":{"country":"GB","line1":"1 Canary Wharf"}}`
+	card := func(order, extra string) string {
+		return fmt.Sprintf(`{"order_id":%q,"amount_minor":4100,"currency":"USD",%s%s,
+			"payment_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"Pci Canary"}}}`,
+			pciOrderPrefix+order, customer, extra, canaryCard, year, canaryCVV)
+	}
+	direct := "/api/v1/payments/direct"
+	steps := []struct {
+		name, target, body string
+		want               int
+	}{
+		{"card charge + saved card", direct, card("charge", `,"customer_reference":"pci-payer","save_payment_method":true`), 201},
+		{"card authorize", direct, card("authorize", `,"operation_mode":"authorize"`), 201},
+		{"card + subscription", direct, card("subscription", fmt.Sprintf(`,"customer_reference":"pci-payer","subscription":{"interval_unit":"month","interval_count":1,"first_charge_at":"%d-01-01T00:00:00Z","disclosure_version":"v1"}`, year)), 201},
+		{"mobile + one-time code", direct, fmt.Sprintf(`{"order_id":"pci-mobile","amount_minor":4200,"currency":"USD","payment_method":{"type":"mobile","mobile":{"phone":%q}}}`,
+			strings.Replace(canaryPhone, "+1", "+1 ", 1)), 201},
+		{"wallet", direct, fmt.Sprintf(`{"order_id":"pci-wallet","amount_minor":4300,"currency":"USD","payment_method":{"type":"apple_pay","wallet":{"token":"sandbox_success","extra":%q}}}`, canaryWallet), 201},
+		{"card number in an unknown field", direct, strings.Replace(card("unknown-field", ""), `"amount_minor"`, `"nick":"`+canaryCard+`","amount_minor"`, 1), 400},
+		{"card number failing Luhn", direct, strings.Replace(card("luhn", ""), canaryCard, canaryCard[:15]+"1", 1), 400},
+		{"CVV too long", direct, strings.Replace(card("cvv", ""), `"cvv":"`+canaryCVV+`"`, `"cvv":"`+canaryCVV+canaryCVV+`"`, 1), 400},
+	}
+	for _, s := range steps {
+		if _, err := f.payment(s.name, s.target, s.body, s.want); err != nil {
+			return err
+		}
+	}
+	if err := f.checkoutPage(year); err != nil {
+		return err
+	}
+	if err := f.verification(year); err != nil {
+		return err
+	}
+	if err := f.payout(year); err != nil {
+		return err
+	}
+	if _, err := f.do("GET", "/api/v1/cards/information?bin="+canaryCard[:8], ""); err != nil {
+		return err
+	}
+	return f.finish()
+}
+
+// finish drives every payment to a final status: the one-time code of the
+// mobile payment (the canary: a wrong one), the capture of the hold.
+func (f *pciFlows) finish() error {
+	for _, id := range f.payments {
+		var p openapi.Payment
+		deadline := time.Now().Add(time.Minute)
+		for {
+			resp, err := f.do("GET", "/api/v1/payments/"+id, "")
+			if err != nil {
+				return err
+			}
+			p = openapi.Payment{}
+			if err := json.Unmarshal(resp.Body, &p); err != nil {
+				return err
+			}
+			if p.Final || p.Status == "requires_action" || p.Status == "authorized" || p.Status == "awaiting_payment_data" {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("payment %s still %s after a minute", id, p.Status)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the payment's status
+		}
+		switch p.Status {
+		case "requires_action":
+			if _, err := f.do("POST", "/api/v1/payments/"+id+"/confirm", fmt.Sprintf(`{"value":%q}`, canaryOTP)); err != nil {
+				return err
+			}
+		case "authorized":
+			if _, err := f.do("POST", "/api/v1/payments/"+id+"/capture", ""); err != nil {
+				return err
+			}
+		}
+	}
+	left, err := waitAllFinal(f.ctx, f.cl, time.Minute)
+	if err != nil {
+		return err
+	}
+	if left > 0 {
+		return fmt.Errorf("%d canary payments not final after a minute", left)
+	}
+	for _, id := range f.payments { // the final answers name the saved card
+		resp, err := f.do("GET", "/api/v1/payments/"+id, "")
+		if err != nil {
+			return err
+		}
+		var p openapi.Payment
+		if err := json.Unmarshal(resp.Body, &p); err != nil {
+			return err
+		}
+		f.keepPayment(p)
+	}
+	_, err = f.do("GET", "/api/v1/payments?limit=100", "")
+	return err
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// checkoutPage opens a hosted session and posts its form with the canary
+// card, as a browser without JavaScript does (decisions 9).
+func (f *pciFlows) checkoutPage(year int) error {
+	p, err := f.payment("hosted checkout form", "/api/v1/payment-sessions",
+		`{"order_id":"pci-hosted","amount_minor":4400,"currency":"USD","customer":{"email":"pci@example.com"}}`, 201)
+	if err != nil {
+		return err
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	page, _, err := f.browse(browser, "GET", p.CheckoutURL, nil)
+	if err != nil {
+		return err
+	}
+	m := csrfRe.FindStringSubmatch(page)
+	if m == nil {
+		return fmt.Errorf("the checkout page has no anti-forgery field")
+	}
+	_, final, err := f.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"card"},
+		"number": {canaryCard}, "expire_month": {"11"}, "expire_year": {fmt.Sprint(year)}, "cvv": {canaryCVV},
+		"cardholder": {"Pci Canary"}, "email": {"pci@example.com"}, "first_name": {"Pci"}, "last_name": {"Canary"},
+		"country": {"GB"}, "line1": {"1 Canary Wharf"}})
+	if err != nil {
+		return err
+	}
+	f.answers.WriteString(final + "\n") // no card data in any URL either
+	return nil
+}
+
+// browse fetches a page (following redirects) and keeps it with the
+// answers; it returns the page and the URL it ended at.
+func (f *pciFlows) browse(browser *http.Client, method, target string, form url.Values) (string, string, error) {
+	var resp *http.Response
+	var err error
+	if method == "POST" {
+		resp, err = browser.PostForm(target, form)
+	} else {
+		resp, err = browser.Get(target)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", "", err
+	}
+	f.answers.Write(b)
+	f.answers.WriteByte('\n')
+	return string(b), resp.Request.URL.String(), nil
+}
+
+// verification runs a card verification with the canary card and a wrong
+// canary code, when the API serves verifications.
+func (f *pciFlows) verification(year int) error {
+	resp, err := f.do("POST", "/api/v1/card-verifications", fmt.Sprintf(
+		`{"order_id":"pci-verification","currency":"USD","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q}}`,
+		canaryCard, year, canaryCVV))
+	if err != nil {
+		return err
+	}
+	if resp.Status == http.StatusNotFound {
+		f.notServed = append(f.notServed, "card verifications")
+		return nil
+	}
+	var v struct {
+		ID string `json:"verification_id"`
+	}
+	if resp.Status != http.StatusCreated || json.Unmarshal(resp.Body, &v) != nil {
+		return fmt.Errorf("card verification: %d %s", resp.Status, truncateText(resp.Body, 300))
+	}
+	f.keep("card-verifications", v.ID)
+	f.flows = append(f.flows, "card verification")
+	for range 100 { // until the code is sent, then one wrong code
+		resp, err = f.do("POST", "/api/v1/card-verifications/"+v.ID+"/verify", fmt.Sprintf(`{"code":%q}`, canaryVerify))
+		if err != nil || resp.Status != http.StatusUnprocessableEntity {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // polling until the verification awaits the code
+	}
+	return nil
+}
+
+// payout sends a payout to the canary card, when the API serves payouts.
+func (f *pciFlows) payout(year int) error {
+	resp, err := f.do("POST", "/api/v1/payouts", fmt.Sprintf(
+		`{"order_id":"pci-payout","amount_minor":4500,"currency":"USD","account":"pci-account",`+
+			`"payout_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"Pci Canary"}}}`,
+		canaryCard, year, canaryCVV))
+	if err != nil {
+		return err
+	}
+	if resp.Status == http.StatusNotFound {
+		f.notServed = append(f.notServed, "payouts")
+		return nil
+	}
+	var p struct {
+		ID string `json:"payout_id"`
+	}
+	if resp.Status != http.StatusCreated || json.Unmarshal(resp.Body, &p) != nil {
+		return fmt.Errorf("payout: %d %s", resp.Status, truncateText(resp.Body, 300))
+	}
+	f.keep("payouts", p.ID)
+	f.flows = append(f.flows, "payout")
+	return nil
+}
+
+// events lists key A's events and waits until the receiver has each one.
+func (f *pciFlows) events(rcv *hookReceiver) (string, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		evs, err := readAllPages[json.RawMessage](f.ctx, f.cl, "/api/v1/events")
+		if err != nil {
+			return "", err
+		}
+		got := rcv.counts().delivered
+		missing := 0
+		var text strings.Builder
+		for _, raw := range evs {
+			var e struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(raw, &e)
+			f.keep("events", e.ID)
+			if got[e.ID] == 0 {
+				missing++
+			}
+			text.Write(raw)
+			text.WriteByte('\n')
+		}
+		if missing == 0 {
+			return text.String(), nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%d events not delivered to the receiver after a minute", missing)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the receiver
+	}
+}
+
+// secondKey creates key B with the command line, beside the running server.
+func secondKey(ctx context.Context, pg *checkedPaygate) (*client.Client, error) {
+	args := []string{"keys", "create", "--name", "bola-b", "--json", "--data-dir", pg.spec.dataDir}
+	if pg.spec.databaseURL != "" {
+		args = append(args, "--database-url", pg.spec.databaseURL)
+	}
+	out, err := exec.CommandContext(ctx, pg.spec.bin, args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("paygate keys create: %w", err)
+	}
+	var k struct {
+		AccessKey string `json:"access_key"`
+		Secret    string `json:"secret"`
+	}
+	if err := json.Unmarshal(out, &k); err != nil {
+		return nil, fmt.Errorf("paygate keys create: %w in %q", err, out)
+	}
+	cl := client.New(pg.url, k.AccessKey, k.Secret)
+	cl.Retries = 0
+	return cl, nil
+}
+
+func truncateText(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
