@@ -173,6 +173,9 @@ type dbCeiling struct {
 	tables    string
 	duration  time.Duration
 	committed int64
+	// cpuPerK is the CPU time of the database and of the committing
+	// process (SQLite runs inside it) per thousand commits.
+	cpuPerK time.Duration
 }
 
 // measureDBCeiling commits copies of the template for d from conns
@@ -180,11 +183,25 @@ type dbCeiling struct {
 // opened as Paygate opens it (store.Open: the same pragmas, the same pool).
 // For a write on SQLite it measures as long again with the copies committed
 // through store.Batch, Paygate's group commit.
-func measureDBCeiling(ctx context.Context, st *store.Store, t *txTemplate, conns int, d time.Duration) (dbCeiling, error) {
+func measureDBCeiling(ctx context.Context, st *store.Store, t *txTemplate, conns int, d time.Duration, meter *cpuMeter) (dbCeiling, error) {
 	commit := func(ctx context.Context, n uint64) error { return t.commitCopy(ctx, st.DB(), n) }
+	before, err := meter.sample(ctx)
+	if err != nil {
+		return dbCeiling{}, err
+	}
 	c, err := t.measure(ctx, commit, conns, d)
-	if err != nil || st.Dialect() != store.SQLite || !t.write {
+	if err != nil {
 		return c, err
+	}
+	after, err := meter.sample(ctx)
+	if err != nil {
+		return c, err
+	}
+	if use := after.since(before); c.committed > 0 {
+		c.cpuPerK = (use.postgres + use.bench) * 1000 / time.Duration(c.committed)
+	}
+	if st.Dialect() != store.SQLite || !t.write {
+		return c, nil
 	}
 	grouped, err := t.measure(ctx, func(ctx context.Context, n uint64) error {
 		return st.Batch(ctx, func(ctx context.Context, tx *store.Tx) error { return t.insertCopy(ctx, tx.SQL(), n) })

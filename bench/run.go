@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -121,7 +120,8 @@ type result struct {
 	success           float64
 	throughput        float64
 	p50, p95, p99, mx time.Duration
-	cpuPerK           time.Duration
+	cpuPerK           time.Duration // Paygate's
+	cpu               cpuUse
 	statuses          map[string]int
 	// direct-complete: payments accepted, their outcomes delivered to the
 	// receiver, per second from the first request to the last delivery.
@@ -133,102 +133,6 @@ type result struct {
 	commitsPerPayment, idleCommits float64
 	dbCeil                         dbCeiling
 	bareCeil                       bareCeiling
-}
-
-func dbLabel(db string) string {
-	if db == "postgres" {
-		return "PostgreSQL"
-	}
-	return "SQLite"
-}
-
-func ms(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
-}
-
-// roundMs rounds for reading: 2 significant figures under 10 ms.
-func roundMs(d time.Duration) string {
-	if d < 10*time.Millisecond {
-		return ms(d.Round(100*time.Microsecond)) + " ms"
-	}
-	return ms(d.Round(time.Millisecond)) + " ms"
-}
-
-func ratio(a, b float64) string {
-	if b <= 0 {
-		return "—"
-	}
-	return strconv.FormatFloat(a/b, 'f', 2, 64)
-}
-
-func (r result) print(w io.Writer) {
-	fmt.Fprintf(w, "scenario %s on %s: offered %d/s for %s (after %s of warm-up)\n", r.scenario, r.db, r.rate, r.duration, r.warmup)
-	fmt.Fprintf(w, "  start-up            %s\n", r.startup)
-	fmt.Fprintf(w, "  requests            %d (success %.2f%%, statuses %v)\n", r.requests, r.success*100, r.statuses)
-	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)
-	fmt.Fprintf(w, "  latency p50/p95/p99 %s / %s / %s (max %s)\n", roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), roundMs(r.mx))
-	if r.p99Bound > 0 {
-		verdict := "met"
-		if r.p99 > r.p99Bound || r.success < 1 {
-			verdict = "NOT met"
-		}
-		fmt.Fprintf(w, "  p99 bound %-9s %s at %d/s offered\n", r.p99Bound, verdict, r.rate)
-	}
-	fmt.Fprintf(w, "  server CPU          %s per 1000 requests\n", r.cpuPerK.Round(time.Millisecond))
-	if r.completed > 0 {
-		fmt.Fprintf(w, "  completed           %.1f payments/s end to end (%d of %d outcomes delivered, %d succeeded, last after %s; %d deliveries, %d refused)\n",
-			r.completed, r.completion.delivered, r.requests, r.completion.succeeded, r.completedIn.Round(time.Millisecond),
-			r.completion.deliveries, r.completion.bad)
-	}
-	if r.commitsPerPayment > 0 {
-		fmt.Fprintf(w, "  commits per payment %.2f (pg_stat_database.xact_commit, idle baseline %.1f commits/s taken off)\n", r.commitsPerPayment, r.idleCommits)
-	}
-	if r.dbCeil.commits > 0 {
-		r.printCeilings(w, "  ")
-		fmt.Fprintf(w, "  ratio to DB commit ceiling   %s\n", ratio(r.throughput, r.dbCeil.commits))
-		if r.dbCeil.grouped > 0 {
-			fmt.Fprintf(w, "  ratio to DB group commit     %s\n", ratio(r.throughput, r.dbCeil.grouped))
-		}
-		fmt.Fprintf(w, "  ratio to bare handler        %s\n", ratio(r.throughput, r.bareCeil.rate))
-	}
-	fmt.Fprintf(w, "  paste: %s\n", r.row())
-	fmt.Fprintf(w, "  (columns: %s)\n", strings.SplitN(rowHeader, "\n", 2)[0])
-}
-
-func (r result) printCeilings(w io.Writer, indent string) {
-	fmt.Fprintf(w, "%sDB commit ceiling   %.1f commits/s (%d rows a transaction: %s; %d goroutines, %s)\n",
-		indent, r.dbCeil.commits, r.dbCeil.rows, r.dbCeil.tables, r.dbCeil.conns, r.dbCeil.duration)
-	if r.dbCeil.grouped > 0 {
-		fmt.Fprintf(w, "%sDB group commit     %.1f requests/s (the same transactions through store.Batch, sharing commits as Paygate's writes do on SQLite)\n",
-			indent, r.dbCeil.grouped)
-	}
-	fmt.Fprintf(w, "%sbare handler        %.1f requests/s (HMAC check + JSON decode into %s; %d workers at maximum rate, %s)\n",
-		indent, r.bareCeil.rate, orNone(r.bareCeil.wire), r.bareCeil.workers, r.bareCeil.duration)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "no body"
-	}
-	return s
-}
-
-// rowHeader and row are a Markdown table of runs, for docs/benchmarks.md.
-const rowHeader = "| scenario | database | offered | achieved | p50 | p95 | p99 | CPU / 1000 req | DB commit ceiling | ratio | DB group commit | ratio | bare handler | ratio |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-
-func (r result) row() string {
-	perSecond := func(v float64) string {
-		if v <= 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.0f/s", v)
-	}
-	return fmt.Sprintf("| %s | %s | %d/s | %.1f/s | %s | %s | %s | %.2f s | %s | %s | %s | %s | %s | %s |",
-		r.scenario, dbLabel(r.db), r.rate, r.throughput, roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), r.cpuPerK.Seconds(),
-		perSecond(r.dbCeil.commits), ratio(r.throughput, r.dbCeil.commits),
-		perSecond(r.dbCeil.grouped), ratio(r.throughput, r.dbCeil.grouped),
-		perSecond(r.bareCeil.rate), ratio(r.throughput, r.bareCeil.rate))
 }
 
 func runScenario(ctx context.Context, c config) (result, error) {
@@ -285,18 +189,29 @@ func runScenario(ctx context.Context, c config) (result, error) {
 			}
 		}
 	}
+	meter := &cpuMeter{paygate: pg.cmd.Process.Pid}
 	var commits *commitCounter
-	if rcv != nil && c.db == "postgres" {
-		if commits, err = newCommitCounter(ctx, spec.databaseURL); err != nil {
+	if c.db == "postgres" {
+		// The server's maintenance database: reading the run's own would
+		// count as its commits.
+		admin, err := sql.Open("pgx", postgresBase())
+		if err != nil {
 			return result{}, err
 		}
-		defer commits.close()
-		if err := commits.start(ctx); err != nil {
+		defer admin.Close()
+		u, err := url.Parse(spec.databaseURL)
+		if err != nil {
 			return result{}, err
+		}
+		meter.admin, meter.dbName = admin, strings.TrimPrefix(u.Path, "/")
+		if rcv != nil {
+			commits = &commitCounter{admin: admin, name: meter.dbName}
+			if err := commits.start(ctx); err != nil {
+				return result{}, err
+			}
 		}
 	}
-
-	cpuBefore, err := processCPU(pg.cmd.Process.Pid)
+	cpuBefore, err := meter.sample(ctx)
 	if err != nil {
 		return result{}, err
 	}
@@ -321,12 +236,13 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		r.completedIn = r.completion.last.Sub(started)
 		r.completed = float64(r.completion.delivered) / r.completedIn.Seconds()
 	}
-	cpuAfter, err := processCPU(pg.cmd.Process.Pid)
+	cpuAfter, err := meter.sample(ctx)
 	if err != nil {
 		return result{}, err
 	}
+	r.cpu = cpuAfter.since(cpuBefore)
 	if m.Requests > 0 {
-		r.cpuPerK = (cpuAfter - cpuBefore) * 1000 / time.Duration(m.Requests)
+		r.cpuPerK = r.cpu.paygate * 1000 / time.Duration(m.Requests)
 	}
 	if commits != nil && len(ids) > 0 {
 		if r.commitsPerPayment, r.idleCommits, err = commits.perPayment(ctx, len(ids)); err != nil {
@@ -339,7 +255,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	// The ceilings run with Paygate stopped: nothing else on the database
 	// or the cores.
 	pg.stop()
-	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime); err != nil {
+	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime, meter); err != nil {
 		return result{}, err
 	}
 	r.bareCeil, err = measureBareCeiling(ctx, c.scenario, pg.secret, targeter, cl.BaseURL, c.ceilingWorkers, c.ceilingTime)
@@ -365,20 +281,6 @@ type commitCounter struct {
 	from    int64
 	started time.Time
 }
-
-func newCommitCounter(ctx context.Context, databaseURL string) (*commitCounter, error) {
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	admin, err := sql.Open("pgx", postgresBase())
-	if err != nil {
-		return nil, err
-	}
-	return &commitCounter{admin: admin, name: strings.TrimPrefix(u.Path, "/")}, nil
-}
-
-func (c *commitCounter) close() { c.admin.Close() }
 
 // statsFlush is longer than the interval at which PostgreSQL backends
 // report their counters (PGSTAT_MIN_INTERVAL, 1 s).
@@ -469,6 +371,93 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 	return nil, fmt.Errorf("unknown scenario %q (%s)", name, scenarioNames)
 }
 
+// cpuMeter reads the CPU time of the processes a run involves: Paygate,
+// the run's PostgreSQL backends, this process (vegeta, the receiver), and
+// the whole machine, which the other engineers' work shares.
+type cpuMeter struct {
+	paygate int
+	admin   *sql.DB // PostgreSQL: finds the backends; nil on SQLite
+	dbName  string
+}
+
+// cpuSample is the CPU time used so far, and when.
+type cpuSample struct {
+	at                  time.Time
+	paygate, bench      time.Duration
+	backends            map[int]time.Duration
+	machine, machineAll time.Duration // busy, and busy+idle, over all cores
+}
+
+// cpuUse is what a run used: CPU time by process, and the machine's cores
+// busy on average.
+type cpuUse struct {
+	paygate, postgres, bench time.Duration
+	cores, others            float64 // cores busy in all, and by every other process
+}
+
+func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
+	s := cpuSample{at: time.Now(), backends: map[int]time.Duration{}}
+	var err error
+	if s.paygate, err = processCPU(m.paygate); err != nil {
+		return s, err
+	}
+	if s.bench, err = processCPU(os.Getpid()); err != nil {
+		return s, err
+	}
+	if m.admin != nil {
+		rows, err := m.admin.QueryContext(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, m.dbName)
+		if err != nil {
+			return s, err
+		}
+		for rows.Next() {
+			var pid int
+			if err := rows.Scan(&pid); err != nil {
+				rows.Close()
+				return s, err
+			}
+			if t, err := processCPU(pid); err == nil { // another machine's server: none
+				s.backends[pid] = t
+			}
+		}
+		rows.Close()
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		v, _ := strconv.ParseInt(f, 10, 64)
+		t := time.Duration(v) * time.Second / clkTck
+		s.machineAll += t
+		if i != 3 && i != 4 { // idle, iowait
+			s.machine += t
+		}
+	}
+	return s, nil
+}
+
+// since is the use between two samples. A backend that started in between
+// counts from zero; one that ended in between is lost (the pool keeps its
+// connections for minutes).
+func (s cpuSample) since(from cpuSample) cpuUse {
+	u := cpuUse{paygate: s.paygate - from.paygate, bench: s.bench - from.bench}
+	for pid, t := range s.backends {
+		u.postgres += t - from.backends[pid]
+	}
+	if elapsed := s.at.Sub(from.at); elapsed > 0 {
+		u.cores = float64(s.machine-from.machine) / float64(elapsed)
+		u.others = max(0, u.cores-float64(u.paygate+u.postgres+u.bench)/float64(elapsed))
+	}
+	return u
+}
+
+// clkTck is USER_HZ on Linux, the unit of /proc's CPU times.
+const clkTck = 100
+
 // processCPU is the user+system CPU time a process has used (Linux).
 func processCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -479,7 +468,6 @@ func processCPU(pid int) (time.Duration, error) {
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	utime, _ := strconv.ParseInt(fields[11], 10, 64)
 	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	const clkTck = 100 // USER_HZ on Linux
 	return time.Duration(utime+stime) * time.Second / clkTck, nil
 }
 

@@ -163,8 +163,12 @@ func printSweep(w io.Writer, sc sweepConfig, steps []result, ceilings result) {
 	bound := sc.base.p99Bound
 	fmt.Fprintf(w, "sweep %s on %s: each step a fresh Paygate and database, %s of warm-up then %s of open-loop load; p99 bound %s\n\n",
 		sc.base.scenario, sc.base.db, sc.base.warmup, sc.base.duration, bound)
-	complete := sc.base.scenario == "direct-complete"
-	header, rule := "| offered | achieved | success | p50 | p95 | p99 | server CPU / 1000 req |", "|---|---|---|---|---|---|---|"
+	complete, pg := sc.base.scenario == "direct-complete", sc.base.db == "postgres"
+	header, rule := "| offered | achieved | success | p50 | p95 | p99 | Paygate CPU / 1000 req |", "|---|---|---|---|---|---|---|"
+	if pg {
+		header, rule = header+" PostgreSQL CPU / 1000 req |", rule+"---|"
+	}
+	header, rule = header+" cores busy (by others) |", rule+"---|"
 	if complete {
 		header, rule = header+" completed end to end | commits / payment |", rule+"---|---|"
 	}
@@ -173,6 +177,10 @@ func printSweep(w io.Writer, sc sweepConfig, steps []result, ceilings result) {
 	for _, r := range steps {
 		fmt.Fprintf(w, "| %d/s | %.1f/s | %.2f%% | %s | %s | %s | %.2f s |", r.rate, r.throughput, r.success*100,
 			roundMs(r.p50), roundMs(r.p95), roundMs(r.p99), r.cpuPerK.Seconds())
+		if pg {
+			fmt.Fprintf(w, " %.2f s |", r.perK(r.cpu.postgres).Seconds())
+		}
+		fmt.Fprintf(w, " %.2f (%.2f) |", r.cpu.cores, r.cpu.others)
 		if complete {
 			commits := "—"
 			if r.commitsPerPayment > 0 {
