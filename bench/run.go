@@ -255,7 +255,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	// The ceilings run with Paygate stopped: nothing else on the database
 	// or the cores.
 	pg.stop()
-	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime, meter); err != nil {
+	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime, &cpuMeter{admin: meter.admin, dbName: meter.dbName}); err != nil {
 		return result{}, err
 	}
 	r.bareCeil, err = measureBareCeiling(ctx, c.scenario, pg.secret, targeter, cl.BaseURL, c.ceilingWorkers, c.ceilingTime)
@@ -375,7 +375,7 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 // the run's PostgreSQL backends, this process (vegeta, the receiver), and
 // the whole machine, which the other engineers' work shares.
 type cpuMeter struct {
-	paygate int
+	paygate int     // 0: none (the ceilings run with Paygate stopped)
 	admin   *sql.DB // PostgreSQL: finds the backends; nil on SQLite
 	dbName  string
 }
@@ -398,8 +398,10 @@ type cpuUse struct {
 func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 	s := cpuSample{at: time.Now(), backends: map[int]time.Duration{}}
 	var err error
-	if s.paygate, err = processCPU(m.paygate); err != nil {
-		return s, err
+	if m.paygate != 0 {
+		if s.paygate, err = processCPU(m.paygate); err != nil {
+			return s, err
+		}
 	}
 	if s.bench, err = processCPU(os.Getpid()); err != nil {
 		return s, err
