@@ -68,14 +68,15 @@ func fallsBehind(r result) bool {
 }
 
 // stopSweep ends an automatic sweep at the first step that fails or falls
-// behind the offered rate (accepting, or completing end to end), or at the second in a row past 5× the bound (one
-// alone may be a pause of the shared machine).
+// behind the offered rate (accepting, or completing end to end), or at the
+// second in a row whose p99 passes a second (one alone may be a pause of
+// the shared machine): the maximum rate is then known.
 func stopSweep(steps []result) bool {
 	last := steps[len(steps)-1]
 	if fallsBehind(last) {
 		return true
 	}
-	return len(steps) > 1 && last.p99 > 5*last.p99Bound && steps[len(steps)-2].p99 > 5*last.p99Bound
+	return len(steps) > 1 && last.p99 > time.Second && steps[len(steps)-2].p99 > time.Second
 }
 
 // withinBound says a step kept its promise: every request answered 2xx,
