@@ -76,6 +76,10 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 	if err != nil {
 		return res, err
 	}
+	savedCards, err := f.probeSavedCards(keyB)
+	if err != nil {
+		return res, err
+	}
 	pg.stop() // a graceful stop: SQLite's WAL is checkpointed, logs flushed
 	sources, err := pciSources(ctx, pg, f.answers.String(), events, rcv.body())
 	if err != nil {
@@ -90,8 +94,10 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 	res.add("bytes scanned", "%s", scan.sizes())
 	res.add("canary hits", "%d", len(scan.hits))
 	res.add("controls", "%s", scan.controls())
-	res.add("endpoints probed", "%d paths with {id} × %d of key A's ids = %d requests with key B", bola.paths, bola.ids, bola.probes)
+	res.add("endpoints probed", "%d paths with {id} × %d of key A's ids = %d requests with key B; and B's checkout page for A's payer (saved cards)",
+		bola.paths, bola.ids, bola.probes)
 	res.add("non-404s", "%d", len(bola.failures))
+	res.add("saved card across keys", "%d problems", len(savedCards))
 	for _, h := range scan.hits {
 		res.fail("canary %s", h)
 	}
@@ -99,6 +105,9 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 		res.fail("control %s", m)
 	}
 	for _, b := range bola.failures {
+		res.fail("BOLA: %s", b)
+	}
+	for _, b := range savedCards {
 		res.fail("BOLA: %s", b)
 	}
 	for _, b := range bola.controlFailures {
@@ -198,6 +207,9 @@ func (f *pciFlows) run() error {
 	if err := f.checkoutPage(year); err != nil {
 		return err
 	}
+	if err := f.checkoutMobile(); err != nil {
+		return err
+	}
 	if err := f.verification(year); err != nil {
 		return err
 	}
@@ -211,7 +223,8 @@ func (f *pciFlows) run() error {
 }
 
 // finish drives every payment to a final status: the one-time code of the
-// mobile payment (the canary: a wrong one), the capture of the hold.
+// mobile payment (the canary: a wrong one), the capture of the hold, the
+// cancel of a hosted session left open by a declined attempt.
 func (f *pciFlows) finish() error {
 	for _, id := range f.payments {
 		var p openapi.Payment
@@ -240,6 +253,10 @@ func (f *pciFlows) finish() error {
 			}
 		case "authorized":
 			if _, err := f.do("POST", "/api/v1/payments/"+id+"/capture", ""); err != nil {
+				return err
+			}
+		case "awaiting_payment_data": // a hosted session stays open after a declined attempt
+			if _, err := f.do("POST", "/api/v1/payments/"+id+"/cancel", ""); err != nil {
 				return err
 			}
 		}
@@ -298,6 +315,50 @@ func (f *pciFlows) checkoutPage(year int) error {
 	}
 	f.answers.WriteString(final + "\n") // no card data in any URL either
 	return nil
+}
+
+// checkoutMobile pays a hosted session with the canary mobile account and
+// types the canary code into the page's one-time code form.
+func (f *pciFlows) checkoutMobile() error {
+	p, err := f.payment("hosted mobile + one-time code", "/api/v1/payment-sessions",
+		`{"order_id":"pci-hosted-mobile","amount_minor":4700,"currency":"USD"}`, 201)
+	if err != nil {
+		return err
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return err
+	}
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	page, _, err := f.browse(browser, "GET", p.CheckoutURL, nil)
+	if err != nil {
+		return err
+	}
+	m := csrfRe.FindStringSubmatch(page)
+	if m == nil {
+		return fmt.Errorf("the checkout page has no anti-forgery field")
+	}
+	spaced := "+1 (202) 555-" + canaryPhone[len(canaryPhone)-4:]
+	if page, _, err = f.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"mobile"}, "phone": {spaced}}); err != nil {
+		return err
+	}
+	// The page waits up to 3 s for the provider, then reloads itself
+	// until the one-time code form shows.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(page, `/confirm"`); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the hosted mobile payment shows no one-time code form")
+		}
+		time.Sleep(100 * time.Millisecond) // as the page's own refresh
+		if page, _, err = f.browse(browser, "GET", p.CheckoutURL, nil); err != nil {
+			return err
+		}
+	}
+	if m = csrfRe.FindStringSubmatch(page); m == nil {
+		return fmt.Errorf("the one-time code form has no anti-forgery field")
+	}
+	_, final, err := f.browse(browser, "POST", p.CheckoutURL+"/confirm", url.Values{"csrf_token": {m[1]}, "value": {canaryOTP}})
+	f.answers.WriteString(final + "\n")
+	return err
 }
 
 // browse fetches a page (following redirects) and keeps it with the

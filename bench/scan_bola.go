@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -178,4 +180,51 @@ func sampleOf(doc, schema map[string]any, depth int) (any, error) {
 		return []any{}, nil
 	}
 	return nil, fmt.Errorf("cannot build a body: type %q", typ)
+}
+
+// probeSavedCards: key B opens a hosted session for key A's payer (the
+// same customer_reference, decisions 5: saved cards belong to a key): its
+// page must not offer A's saved card, and its form naming that card must
+// not pay. It returns what went wrong, if anything.
+func (f *pciFlows) probeSavedCards(b *client.Client) ([]string, error) {
+	cards := f.ids["saved-cards"]
+	if len(cards) == 0 {
+		return []string{"key A has no saved card to probe with"}, nil
+	}
+	fb := &pciFlows{ctx: f.ctx, cl: b, ids: map[string][]string{}}
+	defer func() { f.answers.WriteString(fb.answers.String()) }()
+	p, err := fb.payment("key B's session for key A's payer", "/api/v1/payment-sessions",
+		`{"order_id":"bola-hosted","amount_minor":4600,"currency":"USD","customer_reference":"pci-payer","customer":{"email":"pci@example.com"}}`, 201)
+	if err != nil {
+		return nil, err
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	page, _, err := fb.browse(browser, "GET", p.CheckoutURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if strings.Contains(page, cards[0]) || strings.Contains(page, canaryMask) {
+		out = append(out, "key B's checkout page offers key A's saved card")
+	}
+	m := csrfRe.FindStringSubmatch(page)
+	if m == nil {
+		return nil, fmt.Errorf("the checkout page has no anti-forgery field")
+	}
+	if _, _, err := fb.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"card"},
+		"saved_card_id": {cards[0]}, "email": {"pci@example.com"}}); err != nil {
+		return nil, err
+	}
+	var after openapi.Payment
+	if err := b.JSON(f.ctx, "GET", "/api/v1/payments/"+p.PaymentID, nil, &after); err != nil {
+		return nil, err
+	}
+	if after.Status != "awaiting_payment_data" {
+		out = append(out, "key B's checkout form naming key A's saved card made the payment "+after.Status)
+	}
+	return out, nil
 }
