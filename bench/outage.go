@@ -304,10 +304,8 @@ func (o *outage) settle() ([]deliveryState, error) {
 			return nil, fmt.Errorf("at +%s, %d deliveries still due after 2 minutes (e.g. event %s)", o.offset, len(due), due[0])
 		}
 		check = due
-		select {
-		case <-o.ctx.Done():
-			return nil, o.ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		if err := sleepCtx(o.ctx, 200*time.Millisecond); err != nil {
+			return nil, err
 		}
 	}
 	var pending []deliveryState
@@ -363,10 +361,8 @@ func (o *outage) setClock(offset time.Duration) error {
 		case time.Now().After(deadline):
 			return fmt.Errorf("paygate did not take the clock +%s up within 10 s", offset)
 		}
-		select {
-		case <-o.ctx.Done():
-			return o.ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		if err := sleepCtx(o.ctx, 20*time.Millisecond); err != nil {
+			return err
 		}
 	}
 }

@@ -4,12 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -147,7 +142,7 @@ func (f *pciFlows) payment(name, target, body string, want int) (openapi.Payment
 		return p, err
 	}
 	if resp.Status != want {
-		return p, fmt.Errorf("%s: %d %s", name, resp.Status, truncateText(resp.Body, 300))
+		return p, fmt.Errorf("%s: %d %s", name, resp.Status, truncate(resp.Body, 300))
 	}
 	f.flows = append(f.flows, name)
 	if want/100 != 2 {
@@ -244,7 +239,9 @@ func (f *pciFlows) finish() error {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("payment %s still %s after a minute", id, p.Status)
 			}
-			time.Sleep(20 * time.Millisecond) // polling the payment's status
+			if err := sleepCtx(f.ctx, 20*time.Millisecond); err != nil { // polling the payment's status
+				return err
+			}
 		}
 		switch p.Status {
 		case "requires_action":
@@ -283,162 +280,6 @@ func (f *pciFlows) finish() error {
 	return err
 }
 
-var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-
-// checkoutPage opens a hosted session and posts its form with the canary
-// card, as a browser without JavaScript does (decisions 9).
-func (f *pciFlows) checkoutPage(year int) error {
-	p, err := f.payment("hosted checkout form", "/api/v1/payment-sessions",
-		`{"order_id":"pci-hosted","amount_minor":4400,"currency":"USD","customer":{"email":"pci@example.com"}}`, 201)
-	if err != nil {
-		return err
-	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return err
-	}
-	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page, _, err := f.browse(browser, "GET", p.CheckoutURL, nil)
-	if err != nil {
-		return err
-	}
-	m := csrfRe.FindStringSubmatch(page)
-	if m == nil {
-		return fmt.Errorf("the checkout page has no anti-forgery field")
-	}
-	_, final, err := f.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"card"},
-		"number": {canaryCard}, "expire_month": {"11"}, "expire_year": {fmt.Sprint(year)}, "cvv": {canaryCVV},
-		"cardholder": {"Pci Canary"}, "email": {"pci@example.com"}, "first_name": {"Pci"}, "last_name": {"Canary"},
-		"country": {"GB"}, "line1": {"1 Canary Wharf"}})
-	if err != nil {
-		return err
-	}
-	f.answers.WriteString(final + "\n") // no card data in any URL either
-	return nil
-}
-
-// checkoutMobile pays a hosted session with the canary mobile account and
-// types the canary code into the page's one-time code form.
-func (f *pciFlows) checkoutMobile() error {
-	p, err := f.payment("hosted mobile + one-time code", "/api/v1/payment-sessions",
-		`{"order_id":"pci-hosted-mobile","amount_minor":4700,"currency":"USD"}`, 201)
-	if err != nil {
-		return err
-	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return err
-	}
-	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page, _, err := f.browse(browser, "GET", p.CheckoutURL, nil)
-	if err != nil {
-		return err
-	}
-	m := csrfRe.FindStringSubmatch(page)
-	if m == nil {
-		return fmt.Errorf("the checkout page has no anti-forgery field")
-	}
-	spaced := "+1 (202) 555-" + canaryPhone[len(canaryPhone)-4:]
-	if page, _, err = f.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"mobile"}, "phone": {spaced}}); err != nil {
-		return err
-	}
-	// The page waits up to 3 s for the provider, then reloads itself
-	// until the one-time code form shows.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(page, `/confirm"`); {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the hosted mobile payment shows no one-time code form")
-		}
-		time.Sleep(100 * time.Millisecond) // as the page's own refresh
-		if page, _, err = f.browse(browser, "GET", p.CheckoutURL, nil); err != nil {
-			return err
-		}
-	}
-	if m = csrfRe.FindStringSubmatch(page); m == nil {
-		return fmt.Errorf("the one-time code form has no anti-forgery field")
-	}
-	_, final, err := f.browse(browser, "POST", p.CheckoutURL+"/confirm", url.Values{"csrf_token": {m[1]}, "value": {canaryOTP}})
-	f.answers.WriteString(final + "\n")
-	return err
-}
-
-// browse fetches a page (following redirects) and keeps it with the
-// answers; it returns the page and the URL it ended at.
-func (f *pciFlows) browse(browser *http.Client, method, target string, form url.Values) (string, string, error) {
-	var resp *http.Response
-	var err error
-	if method == "POST" {
-		resp, err = browser.PostForm(target, form)
-	} else {
-		resp, err = browser.Get(target)
-	}
-	if err != nil {
-		return "", "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", "", err
-	}
-	f.answers.Write(b)
-	f.answers.WriteByte('\n')
-	return string(b), resp.Request.URL.String(), nil
-}
-
-// verification runs a card verification with the canary card and a wrong
-// canary code, when the API serves verifications.
-func (f *pciFlows) verification(year int) error {
-	resp, err := f.do("POST", "/api/v1/card-verifications", fmt.Sprintf(
-		`{"order_id":"pci-verification","currency":"USD","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q}}`,
-		canaryCard, year, canaryCVV))
-	if err != nil {
-		return err
-	}
-	if resp.Status == http.StatusNotFound {
-		f.notServed = append(f.notServed, "card verifications")
-		return nil
-	}
-	var v struct {
-		ID string `json:"verification_id"`
-	}
-	if resp.Status != http.StatusCreated || json.Unmarshal(resp.Body, &v) != nil {
-		return fmt.Errorf("card verification: %d %s", resp.Status, truncateText(resp.Body, 300))
-	}
-	f.keep("card-verifications", v.ID)
-	f.flows = append(f.flows, "card verification")
-	for range 100 { // until the code is sent, then one wrong code
-		resp, err = f.do("POST", "/api/v1/card-verifications/"+v.ID+"/verify", fmt.Sprintf(`{"code":%q}`, canaryVerify))
-		if err != nil || resp.Status != http.StatusUnprocessableEntity {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond) // polling until the verification awaits the code
-	}
-	return nil
-}
-
-// payout sends a payout to the canary card, when the API serves payouts.
-func (f *pciFlows) payout(year int) error {
-	resp, err := f.do("POST", "/api/v1/payouts", fmt.Sprintf(
-		`{"order_id":"pci-payout","amount_minor":4500,"currency":"USD","account":"pci-account",`+
-			`"payout_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"Pci Canary"}}}`,
-		canaryCard, year, canaryCVV))
-	if err != nil {
-		return err
-	}
-	if resp.Status == http.StatusNotFound {
-		f.notServed = append(f.notServed, "payouts")
-		return nil
-	}
-	var p struct {
-		ID string `json:"payout_id"`
-	}
-	if resp.Status != http.StatusCreated || json.Unmarshal(resp.Body, &p) != nil {
-		return fmt.Errorf("payout: %d %s", resp.Status, truncateText(resp.Body, 300))
-	}
-	f.keep("payouts", p.ID)
-	f.flows = append(f.flows, "payout")
-	return nil
-}
-
 // events lists key A's events and waits until the receiver has each one.
 func (f *pciFlows) events(rcv *hookReceiver) (string, error) {
 	deadline := time.Now().Add(time.Minute)
@@ -468,7 +309,9 @@ func (f *pciFlows) events(rcv *hookReceiver) (string, error) {
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("%d events not delivered to the receiver after a minute", missing)
 		}
-		time.Sleep(100 * time.Millisecond) // polling the receiver
+		if err := sleepCtx(f.ctx, 100*time.Millisecond); err != nil { // polling the receiver
+			return "", err
+		}
 	}
 }
 
@@ -492,11 +335,4 @@ func secondKey(ctx context.Context, pg *checkedPaygate) (*client.Client, error) 
 	cl := client.New(pg.url, k.AccessKey, k.Secret)
 	cl.Retries = 0
 	return cl, nil
-}
-
-func truncateText(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"sort"
@@ -68,7 +67,7 @@ func probeBOLA(ctx context.Context, a, b *client.Client, ids map[string][]string
 			res.probes++
 			if resp.Status != http.StatusNotFound {
 				res.failures = append(res.failures, fmt.Sprintf("%s %s with key A's %s id answered key B %d %s",
-					op.Method, op.Path, kind, resp.Status, truncateText(resp.Body, 200)))
+					op.Method, op.Path, kind, resp.Status, truncate(resp.Body, 200)))
 			}
 			if kind == own && op.Method == http.MethodGet {
 				if resp, err := a.Do(ctx, client.Request{Method: op.Method, Target: target}); err != nil {
@@ -198,12 +197,7 @@ func (f *pciFlows) probeSavedCards(b *client.Client) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return nil, err
-	}
-	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page, _, err := fb.browse(browser, "GET", p.CheckoutURL, nil)
+	browser, page, csrf, err := fb.openCheckout(p.CheckoutURL)
 	if err != nil {
 		return nil, err
 	}
@@ -211,11 +205,7 @@ func (f *pciFlows) probeSavedCards(b *client.Client) ([]string, error) {
 	if strings.Contains(page, cards[0]) || strings.Contains(page, canaryMask) {
 		out = append(out, "key B's checkout page offers key A's saved card")
 	}
-	m := csrfRe.FindStringSubmatch(page)
-	if m == nil {
-		return nil, fmt.Errorf("the checkout page has no anti-forgery field")
-	}
-	if _, _, err := fb.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {m[1]}, "method": {"card"},
+	if _, _, err := fb.browse(browser, "POST", p.CheckoutURL, url.Values{"csrf_token": {csrf}, "method": {"card"},
 		"saved_card_id": {cards[0]}, "email": {"pci@example.com"}}); err != nil {
 		return nil, err
 	}

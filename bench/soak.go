@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,12 +194,7 @@ func providerErrors(logs string) string {
 	if len(kinds) == 0 {
 		return "no provider errors logged"
 	}
-	var parts []string
-	for k, v := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %d", k, v))
-	}
-	sort.Strings(parts)
-	return "provider errors " + strings.Join(parts, ", ")
+	return "provider errors " + tallyText(kinds)
 }
 
 func someOf(list []string) string {

@@ -115,10 +115,8 @@ func waitAllFinal(ctx context.Context, cl *client.Client, within time.Duration) 
 		if left == 0 || time.Now().After(deadline) {
 			return left, nil
 		}
-		select {
-		case <-ctx.Done():
-			return left, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return left, err
 		}
 	}
 }
