@@ -24,6 +24,15 @@ func writePlot(path, title string, steps []result, bound time.Duration) error {
 	p.Y.Label.Text = "latency (ms, log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.TickerFunc(logTicks)
+	p.X.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ticks {
+			if ticks[i].Label != "" { // "250", not "250.00"
+				ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+			}
+		}
+		return ticks
+	})
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 

@@ -217,6 +217,13 @@ func printSweep(w io.Writer, sc sweepConfig, steps []result, ceilings result) {
 		}
 	}
 	fmt.Fprintf(w, "maximum rate        %.1f/s achieved (%s)\n", top, saturatedAt)
+	if sc.base.scenario == "direct-complete" {
+		best := 0.0
+		for _, r := range steps {
+			best = math.Max(best, r.completed)
+		}
+		fmt.Fprintf(w, "completed at most   %.1f payments/s end to end\n", best)
+	}
 	if half := nearest(steps, int(math.Round(top/2))); top > 0 {
 		verdict := "under"
 		if half.p99 > bound {
