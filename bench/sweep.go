@@ -21,7 +21,7 @@ type sweepConfig struct {
 }
 
 // maxSweepSteps bounds an automatic sweep.
-const maxSweepSteps = 15
+const maxSweepSteps = 20
 
 // parseSweep reads -sweep: "auto" or a comma-separated list of rates.
 func parseSweep(s string, base config, step int, plot string) (sweepConfig, error) {
