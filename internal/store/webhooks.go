@@ -219,27 +219,16 @@ func (q Queries) UpdateDelivery(ctx context.Context, d *webhook.Delivery, genera
 // OverdueDeliveries lists pending deliveries that were due before the
 // given time, the longest overdue first, at most limit.
 func (q Queries) OverdueDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at < $1 ORDER BY next_attempt_at LIMIT $2`, micros(before), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*webhook.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return q.listDeliveries(ctx, `WHERE status = 'pending' AND next_attempt_at < $1 ORDER BY next_attempt_at LIMIT $2`, micros(before), limit)
 }
 
 // ListDeliveries lists an event's deliveries, oldest first.
 func (q Queries) ListDeliveries(ctx context.Context, eventID string) ([]*webhook.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE event_id = $1 ORDER BY created_at, id`, eventID)
+	return q.listDeliveries(ctx, `WHERE event_id = $1 ORDER BY created_at, id`, eventID)
+}
+
+func (q Queries) listDeliveries(ctx context.Context, where string, args ...any) ([]*webhook.Delivery, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries `+where, args...)
 	if err != nil {
 		return nil, err
 	}
