@@ -111,6 +111,7 @@ func runCheck(name, db string, n, kills int, duration time.Duration) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer removeBinary() // the checks that share one build through paygateBinary
 	if !flagSet("duration") {
 		duration = 0
 	}

@@ -51,18 +51,11 @@ func webhookOutage(ctx context.Context, c checkConfig) (checkResult, error) {
 	}
 	defer pg.close()
 	pg.client.Now = clk.now
-	rcv, err := startHookReceiver(clk)
+	rcv, ep, err := registerHookReceiver(ctx, pg.client, clk)
 	if err != nil {
 		return res, err
 	}
 	defer rcv.close()
-	var ep openapi.CreatedWebhookEndpoint
-	if err := pg.client.JSON(ctx, "POST", "/api/v1/webhook-endpoints", openapi.CreateWebhookEndpoint{URL: rcv.url + "/hooks"}, &ep); err != nil {
-		return res, fmt.Errorf("register the endpoint: %w", err)
-	}
-	if err := rcv.setSecret(ep.Secret); err != nil {
-		return res, err
-	}
 	started := time.Now()
 	o := &outage{ctx: ctx, pg: pg, clk: clk, endpoint: ep.ID, log: c.log, states: map[string]deliveryState{}, stepAt: started}
 

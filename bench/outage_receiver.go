@@ -14,6 +14,9 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
 )
 
 // hookReceiver is a merchant's webhook endpoint in the bench process: while
@@ -40,6 +43,25 @@ type hookCounts struct {
 	delivered    map[string]int // event id → messages taken (more than 1: duplicates)
 	badSignature int            // refused: no valid signature, or a body of another id
 	offClock     int            // refused: a timestamp more than 5 minutes off
+}
+
+// registerHookReceiver starts a receiver and registers it as an endpoint of
+// cl's key, taking its secret to verify signatures with.
+func registerHookReceiver(ctx context.Context, cl *client.Client, clk *outageClock) (*hookReceiver, openapi.CreatedWebhookEndpoint, error) {
+	var ep openapi.CreatedWebhookEndpoint
+	rcv, err := startHookReceiver(clk)
+	if err != nil {
+		return nil, ep, err
+	}
+	err = cl.JSON(ctx, "POST", "/api/v1/webhook-endpoints", openapi.CreateWebhookEndpoint{URL: rcv.url + "/hooks"}, &ep)
+	if err == nil {
+		err = rcv.setSecret(ep.Secret)
+	}
+	if err != nil {
+		rcv.close()
+		return nil, ep, fmt.Errorf("register the endpoint: %w", err)
+	}
+	return rcv, ep, nil
 }
 
 func startHookReceiver(clk *outageClock) (*hookReceiver, error) {

@@ -41,18 +41,11 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 		return res, err
 	}
 	defer pg.close()
-	rcv, err := startHookReceiver(&outageClock{})
+	rcv, ep, err := registerHookReceiver(ctx, pg.client, &outageClock{})
 	if err != nil {
 		return res, err
 	}
 	defer rcv.close()
-	var ep openapi.CreatedWebhookEndpoint
-	if err := pg.client.JSON(ctx, "POST", "/api/v1/webhook-endpoints", openapi.CreateWebhookEndpoint{URL: rcv.url + "/hooks"}, &ep); err != nil {
-		return res, fmt.Errorf("register the endpoint: %w", err)
-	}
-	if err := rcv.setSecret(ep.Secret); err != nil {
-		return res, err
-	}
 	f := &pciFlows{ctx: ctx, cl: pg.client, ids: map[string][]string{"webhook-endpoints": {ep.ID}}}
 	if err := f.run(); err != nil {
 		return res, err
