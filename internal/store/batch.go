@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Group commit for SQLite. SQLite writes one transaction at a time and each
@@ -167,4 +168,19 @@ func runGuarded(ctx context.Context, tx *Tx, fn func(context.Context, *Tx) error
 		}
 	}()
 	return fn(ctx, tx)
+}
+
+// Admit records a request's nonce outside a request's own transaction (a
+// read, a refused write): on SQLite through the group commit, so that a
+// burst of reads shares its fsyncs; on PostgreSQL as one statement (see
+// Queries.Admit).
+func (s *Store) Admit(ctx context.Context, keyID, nonce string, now time.Time, countRate bool) (fresh bool, recent int, err error) {
+	if s.dialect != SQLite {
+		return s.Queries.Admit(ctx, keyID, nonce, now, countRate)
+	}
+	err = s.Batch(ctx, func(ctx context.Context, tx *Tx) error {
+		fresh, recent, err = tx.Admit(ctx, keyID, nonce, now, countRate)
+		return err
+	})
+	return fresh, recent, err
 }
