@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"strings"
 	"time"
 
@@ -91,6 +92,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	workerSet := river.NewWorkers()
 	eng := engine(a.store, a.payments, a, 2*time.Second)
 	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
+	eng.Steps = make(chan struct{}, runtime.GOMAXPROCS(0))
 	payment.AddWorkers(workerSet, eng)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{

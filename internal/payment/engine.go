@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,6 +67,27 @@ type Engine struct {
 	// OpTimeout bounds one operate job (the provider call and its
 	// bookkeeping); it must exceed the provider call timeout. Zero: 1 minute.
 	OpTimeout time.Duration
+	// Steps, when set, bounds how many payment jobs do their own work at
+	// once (reads, opening sealed data, recording the outcome): a job that
+	// waits for its provider holds no step. Twenty jobs fetched together
+	// would otherwise crowd the requests out of the CPU and, on SQLite, out
+	// of the group commits. serve gives it one step per core.
+	Steps chan struct{}
+}
+
+// step takes one of Steps (waiting for it) and returns its release, which
+// may be called more than once.
+func (e *Engine) step(ctx context.Context) (release func(), err error) {
+	if e.Steps == nil {
+		return func() {}, nil
+	}
+	select {
+	case e.Steps <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-e.Steps }) }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // crash kills the process without any cleanup, as kill -9 does.
@@ -123,6 +145,11 @@ func backoff(attempt int) time.Duration {
 }
 
 func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int) error {
+	release, err := e.step(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { release() }()
 	op, err := e.Store.FindOperation(ctx, opID)
 	if err != nil {
 		return err
@@ -143,6 +170,7 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 		return err
 	}
 	e.crash("before_call")
+	release() // the provider's time is not ours
 	var res provider.PayResult
 	if op.State == OpInquiring {
 		res, err = prov.Status(ctx, provider.StatusRequest{OperationID: op.ID, Profile: ch.Profile})
@@ -152,6 +180,14 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 		}
 	} else {
 		res, err = e.send(ctx, prov, ch, op, p)
+	}
+	var stepErr error
+	if release, stepErr = e.step(ctx); stepErr != nil {
+		release = func() {}
+		if err == nil {
+			// Answered, then stopped before recording: the next run asks.
+			return stepErr
+		}
 	}
 	e.crash("after_call")
 	if err != nil {

@@ -48,6 +48,11 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		return err
 	}
 	res, err := prov.Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
+	release, stepErr := e.step(ctx)
+	if stepErr != nil {
+		return stepErr
+	}
+	defer release()
 	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
 		// Applied to the operation that started the step, although it is done.
 		return e.apply(ctx, job.Args.OperationID, ch, res)

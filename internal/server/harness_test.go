@@ -102,7 +102,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	adapter := acq.Adapter(&http.Client{Timeout: time.Second})
 	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID,
 		Providers: provider.Registry{sandbox.Name: adapter}}
-	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond,
+	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond, Steps: make(chan struct{}, 2),
 		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
