@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+// TestMain removes the Paygate binary the tests shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	removeBinary()
+	os.Exit(code)
+}
+
 // databases runs f once per database: SQLite always, PostgreSQL when
 // PAYGATE_TEST_DATABASE_URL is set (required when PAYGATE_REQUIRE_POSTGRES
 // is, as in CI).

@@ -18,30 +18,53 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
-// buildPaygate compiles cmd/paygate into dir once per bench process (tests
-// start many processes from one build). Run from the repository root or
-// from bench/.
-func buildPaygate(ctx context.Context, dir string) (string, error) {
-	built.Do(func() {
-		root, err := repoRoot()
-		if err != nil {
-			built.err = err
-			return
+// paygateBinary returns the Paygate binary this process's runs and checks
+// share: PAYGATE_BENCH_BINARY when set (to measure another version with
+// this harness), else cmd/paygate built once into a temporary folder, which
+// removeBinary deletes. Run from the repository or below it.
+func paygateBinary(ctx context.Context) (string, error) {
+	if bin := os.Getenv("PAYGATE_BENCH_BINARY"); bin != "" {
+		return bin, nil
+	}
+	built.Lock()
+	defer built.Unlock()
+	if built.path != "" {
+		if _, err := os.Stat(built.path); err == nil {
+			return built.path, nil
 		}
-		built.path = filepath.Join(dir, "paygate")
-		build := exec.CommandContext(ctx, "go", "build", "-o", built.path, "./cmd/paygate")
-		build.Dir, build.Stderr = root, os.Stderr
-		if err := build.Run(); err != nil {
-			built.err = fmt.Errorf("build cmd/paygate: %w", err)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	if built.dir == "" {
+		if built.dir, err = os.MkdirTemp("", "paygate-build-"); err != nil {
+			return "", err
 		}
-	})
-	return built.path, built.err
+	}
+	path := filepath.Join(built.dir, "paygate")
+	build := exec.CommandContext(ctx, "go", "build", "-o", path, "./cmd/paygate")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build cmd/paygate: %w", err)
+	}
+	built.path = path
+	return path, nil
+}
+
+// removeBinary deletes the binary paygateBinary built.
+func removeBinary() {
+	built.Lock()
+	defer built.Unlock()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+		built.dir, built.path = "", ""
+	}
 }
 
 var built struct {
-	sync.Once
-	path string
-	err  error
+	sync.Mutex
+	dir, path string
 }
 
 func repoRoot() (string, error) {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,45 +42,6 @@ type config struct {
 // size of Paygate's PostgreSQL pool (store.Config.MaxConns default); on
 // SQLite they queue for its one connection as Paygate's handlers do.
 const dbConns = 20
-
-// binDir holds the Paygate binary the runs of this process share (a sweep
-// starts many); removeBinary deletes it.
-var binDir struct {
-	sync.Mutex
-	path string
-}
-
-// paygateBinary builds cmd/paygate once per process into binDir.
-// buildPaygate builds into its first caller's folder: when that was
-// another's and is gone, it builds again.
-func paygateBinary(ctx context.Context) (string, error) {
-	binDir.Lock()
-	defer binDir.Unlock()
-	if binDir.path == "" {
-		dir, err := os.MkdirTemp("", "paygate-build-")
-		if err != nil {
-			return "", err
-		}
-		binDir.path = dir
-	}
-	bin, err := buildPaygate(ctx, binDir.path)
-	if err == nil {
-		if _, statErr := os.Stat(bin); statErr != nil {
-			built.Once, built.path, built.err = sync.Once{}, "", nil
-			bin, err = buildPaygate(ctx, binDir.path)
-		}
-	}
-	return bin, err
-}
-
-func removeBinary() {
-	binDir.Lock()
-	defer binDir.Unlock()
-	if binDir.path != "" {
-		os.RemoveAll(binDir.path)
-		binDir.path = ""
-	}
-}
 
 // startBench builds the binary and starts one Paygate (role all) on a
 // fresh database with the rate limit off.

@@ -11,7 +11,6 @@ import (
 // database, with both ceilings measured for a moment: the harness itself
 // works end to end, not the figures.
 func TestScenarios(t *testing.T) {
-	t.Cleanup(removeBinary)
 	databases(t, func(t *testing.T, db string) {
 		for _, scenario := range []string{"sessions", "direct-complete"} {
 			t.Run(scenario, func(t *testing.T) {

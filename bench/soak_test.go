@@ -10,8 +10,8 @@ import (
 // The reliability checks of soak.go, outage.go, scan.go and fuzz.go at a
 // small size: the same code as the commands, against real processes.
 
-// sharedBinary builds Paygate once for a test's subtests (their TempDirs
-// come and go) and removes it after.
+// sharedBinary builds Paygate before a test's subtests start their clocks
+// (TestMain removes it at the end).
 func sharedBinary(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
@@ -20,7 +20,6 @@ func sharedBinary(t *testing.T) {
 	if _, err := paygateBinary(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(removeBinary)
 }
 
 func TestFaultSoak(t *testing.T) {

@@ -50,7 +50,7 @@ type fleetNode struct {
 // startFleet builds the binary and starts the processes; extra are more
 // serve flags for every one of them.
 func startFleet(ctx context.Context, c checkConfig, extra ...string) (_ *fleet, err error) {
-	bin, err := buildPaygate(ctx, c.dir)
+	bin, err := paygateBinary(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -12,12 +12,9 @@ func TestStorms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills real Paygate processes")
 	}
-	// One binary for every subtest: buildPaygate keeps its first caller's
-	// folder, and a subtest's TempDir is gone when the next one starts.
 	if _, err := paygateBinary(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(removeBinary)
 	for _, tc := range []struct {
 		check string
 		cfg   checkConfig
