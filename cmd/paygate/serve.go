@@ -35,6 +35,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	proxies := fs.String("trusted-proxies", getenv("PAYGATE_TRUSTED_PROXIES"), "comma-separated CIDRs whose X-Forwarded-For is believed (PAYGATE_TRUSTED_PROXIES)")
 	rateLimit := fs.Int("rate-limit", envInt(getenv, "PAYGATE_RATE_LIMIT", 100), "requests per second per access key, 0 for none (PAYGATE_RATE_LIMIT)")
 	workers := fs.Int("workers", envInt(getenv, "PAYGATE_WORKERS", 20), "background jobs run at once (PAYGATE_WORKERS)")
+	jobSteps := fs.Int("job-steps", envInt(getenv, "PAYGATE_JOB_STEPS", runtime.GOMAXPROCS(0)),
+		"payment jobs doing their own work (not waiting for a provider) at once; more: more payments completed per second, fewer: lower request latency (PAYGATE_JOB_STEPS; default: the cores)")
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
 	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
@@ -52,6 +54,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout {
 		return usageError{"want --provider-timeout < --job-timeout <= --rescue-after"}
+	}
+	if *jobSteps < 1 {
+		return usageError{"--job-steps must be at least 1"}
 	}
 	if *webhookTimeout <= 0 {
 		return usageError{"--webhook-timeout must be positive"}
@@ -92,7 +97,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	workerSet := river.NewWorkers()
 	eng := engine(a.store, a.payments, a, 2*time.Second)
 	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
-	eng.Steps = make(chan struct{}, runtime.GOMAXPROCS(0))
+	eng.Steps = make(chan struct{}, *jobSteps)
 	payment.AddWorkers(workerSet, eng)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
