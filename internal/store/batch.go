@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -129,6 +130,7 @@ func (s *Store) commitGroup(group []*batchMember) {
 			return err
 		}
 		tx.batched = true
+		tx.Queries.q = detached{tx.tx}
 		defer tx.tx.Rollback()
 		for i, m := range group {
 			if err := m.ctx.Err(); err != nil {
@@ -183,4 +185,31 @@ func (s *Store) Admit(ctx context.Context, keyID, nonce string, now time.Time, c
 		return err
 	})
 	return fresh, recent, err
+}
+
+// detached runs a batch member's statements with its context's values but
+// not its cancellation: the SQLite driver interrupts a statement whose
+// context ends, and an interrupted write rolls the whole transaction back,
+// the other members' writes included. (Batch's fn gets such a context too;
+// this covers closures that use their caller's.)
+type detached struct{ q querier }
+
+func (d detached) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.q.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (d detached) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.q.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (d detached) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.q.QueryRowContext(context.WithoutCancel(ctx), query, args...)
+}
+
+// stmtCtx is the context for a statement of t: detached in a batch.
+func (t *Tx) stmtCtx(ctx context.Context) context.Context {
+	if t.batched {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }

@@ -90,3 +90,21 @@ func TestBatchCanceledBeforeStart(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchMemberIgnoresItsCallersCancellation: on SQLite a member's
+// statements run detached from the context its closure captured, so a
+// cancellation cannot interrupt (and roll back) the shared transaction.
+func TestBatchMemberIgnoresItsCallersCancellation(t *testing.T) {
+	s := storetest.Open(t, storetest.Databases(t)[0]) // SQLite: the group commit
+	k := newKey(t, s, "detached")
+	caller, cancel := context.WithCancel(context.Background())
+	err := s.Batch(caller, func(_ context.Context, tx *store.Tx) error {
+		cancel() // the request's client went away while it ran
+		_, _, err := tx.Admit(caller, k.ID, "nonce-detached", t0, false)
+		return err
+	})
+	require.NoError(t, err)
+	fresh, _, err := s.Admit(context.Background(), k.ID, "nonce-detached", t0, false)
+	require.NoError(t, err)
+	require.False(t, fresh, "the member's write committed")
+}

@@ -230,13 +230,13 @@ func (t *Tx) Rollback() error {
 
 // Savepoint marks a point RollbackTo can return to.
 func (t *Tx) Savepoint(ctx context.Context, name string) error {
-	_, err := t.tx.ExecContext(ctx, "SAVEPOINT "+name)
+	_, err := t.tx.ExecContext(t.stmtCtx(ctx), "SAVEPOINT "+name)
 	return err
 }
 
 // RollbackTo undoes everything since the savepoint, jobs included.
 func (t *Tx) RollbackTo(ctx context.Context, name string) error {
-	_, err := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
+	_, err := t.tx.ExecContext(t.stmtCtx(ctx), "ROLLBACK TO SAVEPOINT "+name)
 	return err
 }
 
@@ -248,7 +248,7 @@ func (t *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.Insert
 	if t.store.queue == nil {
 		return errors.New("store: no job queue configured")
 	}
-	_, err := t.store.queue.InsertTx(ctx, t.tx, args, opts)
+	_, err := t.store.queue.InsertTx(t.stmtCtx(ctx), t.tx, args, opts)
 	return err
 }
 
