@@ -185,7 +185,8 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 	if release, stepErr = e.step(ctx); stepErr != nil {
 		release = func() {}
 		if err == nil {
-			// Answered, then stopped before recording: the next run asks.
+			// Answered, then stopped before recording: the retry sends the
+			// same operation id, and the provider answers what it did.
 			return stepErr
 		}
 	}
