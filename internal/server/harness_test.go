@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/vault"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // clock is a settable clock shared by the server and its clients.
@@ -64,6 +65,13 @@ type env struct {
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
 	bKey      merchant.Key
+
+	// What a second API process on the same database needs (apiProcess).
+	dbConfig store.Config
+	payments *payment.Service
+	webhooks *webhook.Service
+	log      *slog.Logger
+	keyring  *vault.Keyring
 }
 
 type options struct {
@@ -82,7 +90,11 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	if o.environment == "" {
 		o.environment = merchant.Sandbox
 	}
-	s := storetest.Open(t, db)
+	var dbConfig store.Config
+	s := storetest.Open(t, storetest.Database{Name: db.Name, Config: func(t testing.TB) store.Config {
+		dbConfig = db.Config(t)
+		return dbConfig
+	}})
 	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
 	kr := vault.New()
 	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
@@ -137,7 +149,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	eng.PublicURL = hs.URL
 
 	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server,
-		acqURL: acq.URL}
+		acqURL: acq.URL, dbConfig: dbConfig, payments: payments, webhooks: webhooks, log: log, keyring: kr}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e

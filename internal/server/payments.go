@@ -70,12 +70,31 @@ func (s *Server) findPayment(ctx context.Context, q paymentFinder, c *call) (*pa
 	return p, err
 }
 
-// paymentOp serves the payment operations #6, #7, #8, #10: find the
-// payment in the request's transaction, then let fn queue the work.
+// lockPayment locks the key's payment named by the path in tx; another
+// key's is 404.
+func (s *Server) lockPayment(ctx context.Context, tx *store.Tx, c *call) (*payment.Payment, error) {
+	id, err := pathID(c.r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := tx.LockPaymentForKey(ctx, c.key.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.New(fault.NotFound, "no payment with this id")
+	}
+	return p, err
+}
+
+// paymentOp serves the payment operations #6, #7, #8, #10: lock the
+// payment in the request's transaction, then let fn check its status and
+// open operations and queue the work. The lock makes the check and the
+// queueing one step: of concurrent captures, cancels or refunds (from any
+// number of processes) each sees what the one before it queued, so exactly
+// one is accepted where only one fits (docs/payments.md, "Concurrent
+// operations").
 func paymentOp[T any](s *Server, schema string, fn func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *T) (any, error)) http.Handler {
 	return write(s, writeSpec{schema: schema, optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error) {
-			p, err := s.findPayment(ctx, tx, c)
+			p, err := s.lockPayment(ctx, tx, c)
 			if err != nil {
 				return answer{}, err
 			}

@@ -109,6 +109,30 @@ func (q Queries) FindPaymentForKey(ctx context.Context, keyID, id string) (*paym
 		WHERE id = $1 AND access_key_id = $2`, id, keyID))
 }
 
+// ErrNeedsTx is returned by a method that only means something inside a
+// transaction, called outside one.
+var ErrNeedsTx = errors.New("store: this statement needs a transaction")
+
+// LockPaymentForKey finds a key's payment, as FindPaymentForKey, and holds
+// it until the transaction ends: a second transaction locking the same
+// payment waits for this one to commit and then reads what it wrote. It
+// makes "no operation open / enough left, then queue one" a single step
+// (docs/payments.md, "Concurrent operations"), across every process.
+// PostgreSQL takes a row lock (FOR UPDATE); SQLite's transactions already
+// hold the database's one write lock from their first statement
+// (_txlock=immediate), so its plain read is enough.
+func (q Queries) LockPaymentForKey(ctx context.Context, keyID, id string) (*payment.Payment, error) {
+	if q.tx == nil {
+		return nil, ErrNeedsTx
+	}
+	lock := ""
+	if q.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
+	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments
+		WHERE id = $1 AND access_key_id = $2`+lock, id, keyID))
+}
+
 // FindSessionForKey finds a key's hosted session by session id.
 func (q Queries) FindSessionForKey(ctx context.Context, keyID, sessionID string) (*payment.Payment, error) {
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments

@@ -1,0 +1,241 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/server"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+)
+
+// apiProcess starts a second API server on the env's database with its own
+// pool, as `serve --role api` would be: it queues jobs and runs none.
+func (e *env) apiProcess() string {
+	e.t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, e.dbConfig)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { s.Close() })
+	// The same workers as every process registers (River refuses to insert
+	// a kind it does not know); this one runs none of them.
+	workers := river.NewWorkers()
+	payment.AddWorkers(workers, &payment.Engine{Service: e.payments, Store: s})
+	addWebhookWorkers(workers, s, e.keyring, e.clock, e.payments.NewID, e.log, options{})
+	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.log})
+	require.NoError(e.t, err)
+	merchants := *e.merchants
+	merchants.Store = s
+	srv, err := server.New(server.Config{Environment: merchant.Sandbox, Version: "test", PublicURL: "https://pay.example"},
+		server.Deps{Store: s, Merchants: &merchants, Payments: e.payments, Log: e.log, Now: e.clock.Now,
+			BINs: e.bins, Webhooks: e.webhooks})
+	require.NoError(e.t, err)
+	s.RecordPaymentEvents(srv.RenderPayment)
+	hs := httptest.NewServer(srv)
+	e.t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// clients returns one client of a new key per server URL.
+func (e *env) clients(name string, channel string, urls ...string) []*client.Client {
+	e.t.Helper()
+	ctx := context.Background()
+	k, err := e.merchants.Create(ctx, merchant.NewKey{Name: name, DirectCardData: true})
+	require.NoError(e.t, err)
+	if channel != "" {
+		require.NoError(e.t, e.merchants.Unassign(ctx, k.Key.AccessKey, "sandbox"))
+		require.NoError(e.t, e.merchants.Assign(ctx, k.Key.AccessKey, channel))
+	}
+	var out []*client.Client
+	for _, u := range urls {
+		c := client.New(u, k.Key.AccessKey, k.Secret)
+		c.Now, c.Retries = e.clock.Now, 0
+		out = append(out, c)
+	}
+	return out
+}
+
+// post is one POST of a race.
+type post struct{ target, body string }
+
+// posts is n copies of one POST.
+func posts(n int, target, body string) []post {
+	out := make([]post, n)
+	for i := range out {
+		out[i] = post{target, body}
+	}
+	return out
+}
+
+// race sends the requests at once (after a common start), spread over the
+// clients, and returns the answers in request order.
+func race(t *testing.T, cs []*client.Client, reqs []post) []*client.Response {
+	t.Helper()
+	out := make([]*client.Response, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, rq := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := cs[i%len(cs)].Do(context.Background(), client.Request{Method: "POST", Target: rq.target, Body: []byte(rq.body)})
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			out[i] = resp
+		}()
+	}
+	close(start)
+	wg.Wait()
+	require.False(t, t.Failed())
+	return out
+}
+
+// tally counts the answers by "status code" (and the field for 400s).
+func tally(t *testing.T, rs []*client.Response) map[string]int {
+	t.Helper()
+	n := map[string]int{}
+	for _, r := range rs {
+		key := fmt.Sprint(r.Status)
+		if r.Status != http.StatusOK {
+			env := decodeError(t, r.Body)
+			key += " " + env.Error.Code
+			if env.Error.Field != nil {
+				key += " " + *env.Error.Field
+			}
+		}
+		n[key]++
+	}
+	return n
+}
+
+// ledgerOf sums the acquirer's ledger entries for a payment (by the
+// operation that created it at the acquirer) per kind: count and amount.
+func ledgerOf(e *env, paymentID string) map[string][2]int64 {
+	e.t.Helper()
+	var first string
+	require.NoError(e.t, e.store.DB().QueryRow(`SELECT id FROM operations WHERE payment_id = $1
+		ORDER BY created_at, id LIMIT 1`, paymentID).Scan(&first))
+	out := map[string][2]int64{}
+	for _, en := range e.acquirer.Ledger() {
+		if en.OperationID == first {
+			v := out[en.Kind]
+			out[en.Kind] = [2]int64{v[0] + 1, v[1] + en.AmountMinor}
+		}
+	}
+	return out
+}
+
+func operationsOf(e *env, paymentID, kind string) int {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.store.DB().QueryRow(`SELECT count(*) FROM operations WHERE payment_id = $1 AND kind = $2`,
+		paymentID, kind).Scan(&n))
+	return n
+}
+
+// TestConcurrentOperations fires many captures, cancels and refunds at one
+// payment at once, through two API processes on one database: exactly one
+// is accepted where only one fits, the others are refused, and the
+// acquirer moves the money once (issue 10, item 1; docs/payments.md,
+// "Concurrent operations").
+func TestConcurrentOperations(t *testing.T) {
+	const n = 24
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		second := e.apiProcess()
+		authorized := func(cs []*client.Client) string {
+			t.Helper()
+			p := e.direct(cs[0], cardBody("4242424242424242", `,"operation_mode":"authorize"`))
+			require.Equal(t, "authorized", e.settle(cs[0], p.PaymentID).Status)
+			return p.PaymentID
+		}
+
+		t.Run("full captures", func(t *testing.T) {
+			cs := e.clients("captures", "", e.url, second)
+			id := authorized(cs)
+			got := tally(t, race(t, cs, posts(n, "/api/v1/payments/"+id+"/capture", ``)))
+			require.Equal(t, map[string]int{"200": 1, "409 invalid_payment_state": n - 1}, got)
+			p := e.settle(cs[0], id, "authorized")
+			require.Equal(t, "succeeded", p.Status)
+			require.Equal(t, int64(1000), *p.CapturedAmountMinor)
+			require.Equal(t, 1, operationsOf(e, id, "capture"))
+			require.Equal(t, [2]int64{1, 1000}, ledgerOf(e, id)[sandbox.EntryCapture], "one capture at the acquirer")
+		})
+
+		t.Run("partial captures", func(t *testing.T) {
+			cs := e.clients("partial", "", e.url, second)
+			id := authorized(cs)
+			got := tally(t, race(t, cs, posts(n, "/api/v1/payments/"+id+"/capture", `{"amount_minor":600}`)))
+			require.Equal(t, map[string]int{"200": 1, "409 invalid_payment_state": n - 1}, got)
+			p := e.settle(cs[0], id, "authorized")
+			require.Equal(t, "succeeded", p.Status)
+			require.Equal(t, int64(600), *p.CapturedAmountMinor)
+			l := ledgerOf(e, id)
+			require.Equal(t, [2]int64{1, 600}, l[sandbox.EntryCapture])
+			require.Equal(t, [2]int64{1, 400}, l[sandbox.EntryRelease], "the rest released once")
+		})
+
+		t.Run("captures and cancels", func(t *testing.T) {
+			cs := e.clients("mix", "", e.url, second)
+			id := authorized(cs)
+			reqs := posts(n, "/api/v1/payments/"+id+"/capture", ``)
+			for i := 0; i < n; i += 2 {
+				reqs[i].target = "/api/v1/payments/" + id + "/cancel"
+			}
+			got := tally(t, race(t, cs, reqs))
+			require.Equal(t, map[string]int{"200": 1, "409 invalid_payment_state": n - 1}, got)
+			p := e.settle(cs[0], id, "authorized")
+			l := ledgerOf(e, id)
+			switch p.Status {
+			case "succeeded":
+				require.Equal(t, [2]int64{1, 1000}, l[sandbox.EntryCapture])
+				require.Zero(t, l[sandbox.EntryRelease][0])
+			case "canceled":
+				require.Equal(t, [2]int64{1, 1000}, l[sandbox.EntryRelease])
+				require.Zero(t, l[sandbox.EntryCapture][0])
+			default:
+				t.Fatalf("status %s", p.Status)
+			}
+			require.Equal(t, 1, operationsOf(e, id, "capture")+operationsOf(e, id, "cancel"))
+		})
+
+		t.Run("refunds", func(t *testing.T) {
+			cs := e.clients("refunds", "sandbox-refunds", e.url, second)
+			p := e.direct(cs[0], cardBody("4242424242424242", ""))
+			require.Equal(t, "succeeded", e.settle(cs[0], p.PaymentID).Status)
+			id := p.PaymentID
+			got := tally(t, race(t, cs, posts(n, "/api/v1/payments/"+id+"/refunds", `{"amount_minor":600}`)))
+			require.Equal(t, map[string]int{"200": 1, "400 validation_error amount_minor": n - 1}, got)
+			q := e.settle(cs[0], id, "succeeded")
+			require.Equal(t, "partially_refunded", q.Status)
+			require.Equal(t, int64(600), *q.RefundedAmountMinor)
+			require.Equal(t, 1, operationsOf(e, id, "refund"))
+			require.Equal(t, [2]int64{1, 600}, ledgerOf(e, id)[sandbox.EntryRefund])
+
+			// The rest, raced again: one takes the 400 left, none more.
+			// A loser that runs after the winner's refund completed finds the
+			// payment refunded: 409 rather than 400.
+			got = tally(t, race(t, cs, posts(n, "/api/v1/payments/"+id+"/refunds", ``)))
+			require.Equal(t, n-1, got["400 validation_error amount_minor"]+got["409 invalid_payment_state"], got)
+			require.Equal(t, 1, got["200"], got)
+			q = e.settle(cs[0], id, "partially_refunded")
+			require.Equal(t, "refunded", q.Status)
+			require.Equal(t, [2]int64{2, 1000}, ledgerOf(e, id)[sandbox.EntryRefund])
+		})
+	})
+}
