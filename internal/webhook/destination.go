@@ -212,7 +212,7 @@ func CheckURL(ctx context.Context, raw string, production bool, r Resolver) erro
 	_, err = Addresses(ctx, r, u.Hostname())
 	switch {
 	case errors.Is(err, errOddHost):
-		return bad("must name its host, or write an IPv4 address as four plain decimal numbers, in production")
+		return bad("must name its host in ASCII, or write an IPv4 address as four plain decimal numbers and an IPv6 address without a zone, in production")
 	case errors.Is(err, ErrForbiddenDestination):
 		return bad("must not point to a loopback, private, link-local, multicast or reserved address in production")
 	}
