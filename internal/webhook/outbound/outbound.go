@@ -10,7 +10,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -141,17 +140,11 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// refusedError is a connection production does not make.
-type refusedError struct{ addr netip.Addr }
-
-func (e *refusedError) Error() string {
-	return fmt.Sprintf("webhook destination %s is a loopback, private, link-local or multicast address", e.addr)
-}
-
 // dial connects to one of the addresses the host resolves to, after
-// checking every one of them: the address dialled is the address checked,
-// so a DNS answer that changes between the check and the connection
-// (rebinding) cannot lead anywhere else.
+// webhook.Addresses has checked the host and every one of them: the
+// address dialled is the address checked, so a DNS answer that changes
+// between the check and the connection (rebinding) cannot lead anywhere
+// else. Registration (webhook.CheckURL) checks with the same function.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if c.allowPrivate {
 		return c.dialer.DialContext(ctx, network, addr)
@@ -160,19 +153,12 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{ip}
-	} else if ips, err = c.resolver.LookupNetIP(ctx, "ip", host); err != nil {
+	ips, err := webhook.Addresses(ctx, c.resolver, host)
+	if err != nil {
 		return nil, err
 	}
 	if len(ips) == 0 {
 		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-	}
-	for _, ip := range ips {
-		if webhook.Forbidden(ip) {
-			return nil, &refusedError{ip}
-		}
 	}
 	var errs []error
 	for _, ip := range ips {
@@ -188,14 +174,15 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return nil, errors.Join(errs...)
 }
 
-// control is the last check, on the socket about to connect.
+// control is the last check, on the socket about to connect, with the
+// same webhook.Forbidden.
 func control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
 	if webhook.Forbidden(ap.Addr()) {
-		return &refusedError{ap.Addr()}
+		return webhook.ErrForbiddenDestination
 	}
 	return nil
 }
@@ -203,7 +190,6 @@ func control(_, address string, _ syscall.RawConn) error {
 // classify names the kind of a failure without an answer.
 func classify(err error) string {
 	var (
-		refused *refusedError
 		dnsErr  *net.DNSError
 		netErr  net.Error
 		certErr *tls.CertificateVerificationError
@@ -213,7 +199,7 @@ func classify(err error) string {
 		record  tls.RecordHeaderError
 	)
 	switch {
-	case errors.As(err, &refused):
+	case errors.Is(err, webhook.ErrForbiddenDestination):
 		return webhook.ErrRefusedDestination
 	case errors.As(err, &dnsErr):
 		return webhook.ErrDNS
