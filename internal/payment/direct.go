@@ -210,6 +210,9 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if f := in.Check(now); f != nil {
 		return nil, f
 	}
+	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
+		return nil, f
+	}
 	if in.Method == MethodMobile && in.OperationMode == ModeAuthorize {
 		return nil, fault.OnField(fault.CapabilityNotSupported, "operation_mode",
 			"mobile payments settle at once: the operator offers no hold")

@@ -65,6 +65,13 @@ func (e *Engine) apply(ctx context.Context, opID string, ch merchant.Channel, re
 				p.NextActionType, p.NextActionURL = "", ""
 			}
 			p.Status, p.UpdatedAt = next, now
+			// The card is saved before the status is written, so the
+			// event of this change shows saved_card_id as GET does from
+			// now on (decisions 6: data.object is the resource as GET
+			// returns it).
+			if err := e.saveCard(ctx, tx, ch.Provider, p, res, now); err != nil {
+				return err
+			}
 			if err := tx.UpdatePayment(ctx, p); err != nil {
 				return err
 			}
@@ -72,9 +79,6 @@ func (e *Engine) apply(ctx context.Context, opID string, ch merchant.Channel, re
 				if err := tx.Enqueue(ctx, j.args, j.opts); err != nil {
 					return err
 				}
-			}
-			if err := e.saveCard(ctx, tx, ch.Provider, p, res, now); err != nil {
-				return err
 			}
 		} else if next != "" {
 			e.Log.Info("outcome not applied: the payment moved on", "payment_id", p.ID, "from", string(p.Status), "to", string(next))
@@ -182,7 +186,7 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 func SavedCardAAD(id string) []byte { return []byte("saved_card_token:" + id) }
 
 // saveCard keeps the provider's card token after a successful payment that
-// asked for it (decisions 5).
+// asked for it (decisions 5) and sets p.SavedCardID; the caller writes p.
 // It runs inside the outcome's transaction: it must not use e.Store.
 func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string, p *Payment, res provider.PayResult, now time.Time) error {
 	if !p.SavePaymentMethod || res.CardToken == "" || p.SavedCardID != "" ||
@@ -200,5 +204,5 @@ func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string,
 		return err
 	}
 	p.SavedCardID = c.ID
-	return tx.UpdatePayment(ctx, p)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -40,6 +41,34 @@ type NewSession struct {
 // (decisions 3: they answer after the schema checks).
 func (n NewSession) Check() *fault.Error {
 	return checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer)
+}
+
+// CheckReturnURL applies decisions 15's rule for return_url: an absolute
+// https URL with a host (http too in the sandbox), without credentials;
+// anything else (javascript:, data:, ftp:, "https:host" without slashes, a
+// bare "http://") is 400 validation_error on return_url at creation, not a
+// provider failure later. Empty means none was given.
+func CheckReturnURL(raw string, sandbox bool) *fault.Error {
+	if raw == "" {
+		return nil
+	}
+	bad := func(msg string) *fault.Error { return fault.OnField(fault.ValidationError, "return_url", msg) }
+	u, err := url.Parse(raw)
+	if err != nil || u.Opaque != "" || u.Hostname() == "" {
+		return bad("must be an absolute https URL with a host")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && sandbox:
+	case u.Scheme == "http":
+		return bad("must be an https URL in production")
+	default:
+		return bad("must be an absolute https URL (http also in the sandbox)")
+	}
+	if u.User != nil {
+		return bad("must not carry credentials")
+	}
+	return nil
 }
 
 func checkCommon(currency string, save bool, customerRef string, c *Customer) *fault.Error {
@@ -88,6 +117,9 @@ func CustomerAAD(paymentID string) []byte { return []byte("payment_customer:" + 
 // when none does. The expiry job is queued in the same transaction.
 func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.Key, in NewSession) (*Payment, error) {
 	if f := in.Check(); f != nil {
+		return nil, f
+	}
+	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
 	}
 	channels, err := tx.ChannelsForKey(ctx, key.ID)

@@ -141,7 +141,9 @@ func (s *Server) paymentView(p *payment.Payment) openapi.Payment {
 	if v.DeclineCode != "" {
 		out.Decline = &openapi.Decline{Code: v.DeclineCode, Message: v.DeclineMessage}
 	}
-	if v.NextActionType != "" {
+	// next_action belongs to requires_action only: after a confirm the
+	// payment is processing and the step it named is over.
+	if v.NextActionType != "" && v.Status == payment.RequiresAction {
 		out.NextAction = &openapi.NextAction{Type: v.NextActionType, URL: v.NextActionURL}
 	}
 	if v.BankReference != nil {
