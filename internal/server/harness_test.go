@@ -64,6 +64,9 @@ type env struct {
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
 	bKey      merchant.Key
+	// cfg and deps start another process on the same database (forgery_test.go).
+	cfg  server.Config
+	deps server.Deps
 }
 
 type options struct {
@@ -75,6 +78,8 @@ type options struct {
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// webhookTimeout is how long a webhook endpoint may take; 0: 15 s.
 	webhookTimeout time.Duration
+	// keyring is the master keyring; nil: a new one.
+	keyring *vault.Keyring
 }
 
 func newEnv(t testing.TB, db storetest.Database, o options) *env {
@@ -84,7 +89,10 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	}
 	s := storetest.Open(t, db)
 	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	kr := vault.New()
+	kr := o.keyring
+	if kr == nil {
+		kr = vault.New()
+	}
 	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
 	ctx := context.Background()
 	for _, c := range merchant.SandboxChannels() {
@@ -126,10 +134,11 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 
 	metrics := server.NewMetrics(s.DB())
 	metrics.ObserveBatches(s.BatchStats)
-	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
-		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}},
-		server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
-			Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
+	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
+		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
+	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
+		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
+	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	s.RecordPaymentEvents(srv.RenderPayment) // as serve does: every status change makes its event
 	hs := httptest.NewServer(srv)
@@ -137,7 +146,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	eng.PublicURL = hs.URL
 
 	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server,
-		acqURL: acq.URL}
+		acqURL: acq.URL, cfg: cfg, deps: deps}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e
