@@ -209,7 +209,9 @@ func (s *Server) secureCookie(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") && s.fromTrustedProxy(r)
+	// The first entry is what the proxy nearest the payer saw.
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(proto), "https") && s.fromTrustedProxy(r)
 }
 
 // fromTrustedProxy reports whether the request's socket peer is a trusted proxy.

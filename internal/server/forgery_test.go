@@ -214,6 +214,8 @@ func TestCheckoutCookie(t *testing.T) {
 		}{
 			{"https public URL, its host (a TLS proxy keeping Host)", e.url, "pay.example", nil, true},
 			{"https public URL, a trusted proxy says https", behindProxy, "", http.Header{"X-Forwarded-Proto": {"https"}}, true},
+			{"https public URL, trusted proxies in a chain, the first says https", behindProxy, "",
+				http.Header{"X-Forwarded-Proto": {"https, http"}}, true},
 			{"https public URL, an untrusted peer says https", e.url, "", http.Header{"X-Forwarded-Proto": {"https"}}, false},
 			{"https public URL, reached directly over http", e.url, "", nil, false},
 			{"http public URL", plainHTTP, "pay.example", nil, false},
