@@ -121,7 +121,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
 	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
-		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a)})
+		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring})
 	if err != nil {
 		ln.Close()
 		return err

@@ -32,15 +32,15 @@ func (e *env) apiProcess() string {
 	// The same workers as every process registers (River refuses to insert
 	// a kind it does not know); this one runs none of them.
 	workers := river.NewWorkers()
-	payment.AddWorkers(workers, &payment.Engine{Service: e.payments, Store: s})
-	addWebhookWorkers(workers, s, e.keyring, e.clock, e.payments.NewID, e.log, options{})
-	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.log})
+	payment.AddWorkers(workers, &payment.Engine{Service: e.deps.Payments, Store: s})
+	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
+	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log})
 	require.NoError(e.t, err)
 	merchants := *e.merchants
 	merchants.Store = s
-	srv, err := server.New(server.Config{Environment: merchant.Sandbox, Version: "test", PublicURL: "https://pay.example"},
-		server.Deps{Store: s, Merchants: &merchants, Payments: e.payments, Log: e.log, Now: e.clock.Now,
-			BINs: e.bins, Webhooks: e.webhooks})
+	deps := e.deps
+	deps.Store, deps.Merchants, deps.Engine, deps.Metrics = s, &merchants, nil, nil
+	srv, err := server.New(e.cfg, deps)
 	require.NoError(e.t, err)
 	s.RecordPaymentEvents(srv.RenderPayment)
 	hs := httptest.NewServer(srv)

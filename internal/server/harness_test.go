@@ -26,7 +26,6 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/vault"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // clock is a settable clock shared by the server and its clients.
@@ -65,12 +64,12 @@ type env struct {
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
 	bKey      merchant.Key
-
-	// What a second API process on the same database needs (apiProcess).
+	// cfg and deps start another process on the same database (forgery_test.go).
+	cfg  server.Config
+	deps server.Deps
+	// dbConfig and keyring start a second API process with its own pool
+	// on the same database (apiProcess, concurrency_test.go).
 	dbConfig store.Config
-	payments *payment.Service
-	webhooks *webhook.Service
-	log      *slog.Logger
 	keyring  *vault.Keyring
 }
 
@@ -83,6 +82,8 @@ type options struct {
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// webhookTimeout is how long a webhook endpoint may take; 0: 15 s.
 	webhookTimeout time.Duration
+	// keyring is the master keyring; nil: a new one.
+	keyring *vault.Keyring
 }
 
 func newEnv(t testing.TB, db storetest.Database, o options) *env {
@@ -96,7 +97,10 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		return dbConfig
 	}})
 	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	kr := vault.New()
+	kr := o.keyring
+	if kr == nil {
+		kr = vault.New()
+	}
 	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
 	ctx := context.Background()
 	for _, c := range merchant.SandboxChannels() {
@@ -138,10 +142,11 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 
 	metrics := server.NewMetrics(s.DB())
 	metrics.ObserveBatches(s.BatchStats)
-	srv, err := server.New(server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
-		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}},
-		server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
-			Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks})
+	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
+		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
+	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
+		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
+	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	s.RecordPaymentEvents(srv.RenderPayment) // as serve does: every status change makes its event
 	hs := httptest.NewServer(srv)
@@ -149,7 +154,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	eng.PublicURL = hs.URL
 
 	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server,
-		acqURL: acq.URL, dbConfig: dbConfig, payments: payments, webhooks: webhooks, log: log, keyring: kr}
+		acqURL: acq.URL, cfg: cfg, deps: deps, dbConfig: dbConfig, keyring: kr}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e

@@ -60,6 +60,7 @@ type Server struct {
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	webhooks    *webhook.Service
+	formKeys    [][]byte // the checkout's anti-forgery keys (checkout_page.go)
 }
 
 // Deps are the services a Server calls.
@@ -81,6 +82,10 @@ type Deps struct {
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// Webhooks manages webhook endpoints and re-sends events.
 	Webhooks *webhook.Service
+	// Keys is the master keyring (*vault.Keyring): the checkout's
+	// anti-forgery key derives from it, so that every process of a cluster
+	// shares it (docs/checkout.md, Security). Required.
+	Keys KeyDeriver
 }
 
 // New builds the server and its routes.
@@ -89,8 +94,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	fk, err := formKeys(d.Keys)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, engine: d.Engine, validator: v,
 		log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs, binFallback: d.BINFallback, webhooks: d.Webhooks}
+	s.formKeys = fk
 	mux := http.NewServeMux()
 	s.routes(mux)
 	s.handler = s.outer(mux)

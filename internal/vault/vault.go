@@ -16,7 +16,9 @@ package vault
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -118,6 +120,34 @@ func (k *Keyring) IDs() []string {
 		ids[i] = m.id
 	}
 	return ids
+}
+
+// deriveSalt separates keys derived by DeriveKeys from any other use of the
+// master keys' bytes (they also wrap data keys, with AES-GCM).
+const deriveSalt = "paygate vault: derived key v1"
+
+// DeriveKeys returns, for every master key of the ring and in the ring's
+// order (the active key first), a 32-byte key derived from it with
+// HKDF-SHA256 under label. It is for a secret every process of a cluster
+// must share without new configuration (the checkout's anti-forgery key):
+// the master keys are already shared (PAYGATE_MASTER_KEY or a shared key
+// file). A caller signs with the first key and accepts any of them, so what
+// it signed before a rotation still verifies after it, as long as the old
+// master key stays in the ring. Distinct labels give unrelated keys; the
+// master keys cannot be recovered from a derived one.
+func (k *Keyring) DeriveKeys(label string) [][]byte {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	out := make([][]byte, len(k.keys))
+	for i, m := range k.keys {
+		d, err := hkdf.Key(sha256.New, m.key, []byte(deriveSalt), label, keyLen)
+		if err != nil {
+			// hkdf.Key fails only for a length above 255 hash sizes.
+			panic("vault: " + err.Error())
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // String names the keyring without its keys, so that printing or logging

@@ -313,3 +313,61 @@ func TestErrorsAreDistinct(t *testing.T) {
 	require.False(t, errors.Is(ErrDecrypt, ErrMalformed))
 	require.False(t, errors.Is(ErrUnknownKey, ErrDecrypt))
 }
+
+// TestDeriveKeys pins HKDF-SHA256 vectors (computed apart from Go, with
+// Python's hmac module) so that every process of a cluster, and every
+// version of Paygate, derives the same checkout anti-forgery key from the
+// same master keys.
+func TestDeriveKeys(t *testing.T) {
+	const label = "paygate checkout anti-forgery v1"
+	const (
+		key1 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // bytes 0..31
+		key2 = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=" // bytes 32..63
+	)
+	hexKeys := func(keys [][]byte) []string {
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i] = fmt.Sprintf("%x", k)
+		}
+		return out
+	}
+
+	tests := []struct {
+		name  string
+		ring  string
+		label string
+		want  []string
+	}{
+		{"one key", "mk_00000001 " + key1, label,
+			[]string{"9fbbeeb5ae9a0dbd794bc40bd5d194b308a755f985503f47ce3d3c2705d146d8"}},
+		{"another label", "mk_00000001 " + key1, "other",
+			[]string{"7844b1d30cfb6f2d6c980f31ed962a7ce6de2d788d05b7a8b030131b9234e918"}},
+		{"rotated: the active key first, the old one still there", "mk_00000002 " + key2 + "\nmk_00000001 " + key1, label,
+			[]string{"1a93f67c3fe176f25633751fd603ce44f36a31c71746b5855d7cf73e06a865dd",
+				"9fbbeeb5ae9a0dbd794bc40bd5d194b308a755f985503f47ce3d3c2705d146d8"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := Parse(tt.ring)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, hexKeys(k.DeriveKeys(tt.label)))
+		})
+	}
+
+	t.Run("rotate keeps what was derived before", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "master.key")
+		k, err := LoadOrCreate(path)
+		require.NoError(t, err)
+		before := k.DeriveKeys(label)
+		require.Len(t, before, 1)
+		require.NoError(t, k.Rotate(path))
+		after := k.DeriveKeys(label)
+		require.Len(t, after, 2)
+		require.NotEqual(t, before[0], after[0], "the new active key derives a new key")
+		require.Equal(t, before[0], after[1])
+		reloaded, err := Load(path)
+		require.NoError(t, err)
+		require.Equal(t, after, reloaded.DeriveKeys(label), "another process loading the file derives the same keys")
+		require.NotEqual(t, k.keys[0].key, after[0], "the derived key is not the master key")
+	})
+}
