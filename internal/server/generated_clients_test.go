@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/openapi/oapiclient"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -115,4 +119,58 @@ func TestTypeScriptClient(t *testing.T) {
 	require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+got.PaymentID, nil, &p))
 	require.Equal(t, "created", p.Status)
 	require.Equal(t, int64(1250), p.AmountMinor)
+}
+
+// TestOapiCodegenClient makes one signed call with the client oapi-codegen
+// generated from the document (internal/openapi/oapiclient), signing in a
+// request editor as a Go merchant would, and reads the answer through the
+// generated types.
+func TestOapiCodegenClient(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{})
+		ctx := context.Background()
+		k, err := e.merchants.Create(ctx, merchant.NewKey{Name: "oapi-codegen"})
+		require.NoError(t, err)
+		signer := client.New(e.url, k.Key.AccessKey, k.Secret)
+		signer.Now = e.clock.Now
+		sign := func(_ context.Context, r *http.Request) error {
+			var body []byte
+			if r.Body != nil {
+				if body, err = io.ReadAll(r.Body); err != nil {
+					return err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+			}
+			signer.Sign(r, body)
+			return nil
+		}
+		c, err := oapiclient.NewClientWithResponses(e.url, oapiclient.WithRequestEditorFn(sign))
+		require.NoError(t, err)
+
+		description := "oapi-codegen client"
+		res, err := c.CreatePaymentSessionWithResponse(ctx,
+			&oapiclient.CreatePaymentSessionParams{IdempotencyKey: "oapi-" + k.Key.ID},
+			oapiclient.CreatePayment{OrderId: "oapi-1", AmountMinor: 990, Currency: "EUR", Description: &description})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, res.StatusCode(), "%s", res.Body)
+		require.NotNil(t, res.JSON201)
+		require.Equal(t, oapiclient.PaymentStatus("created"), res.JSON201.Status)
+		require.Equal(t, int64(990), res.JSON201.AmountMinor)
+
+		got, err := c.GetPaymentWithResponse(ctx, res.JSON201.PaymentId)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, got.StatusCode(), "%s", got.Body)
+		require.Equal(t, res.JSON201.PaymentId, got.JSON200.PaymentId)
+
+		// An error answer decodes into the generated envelope.
+		missing, err := c.GetPaymentWithResponse(ctx, *res.JSON201.SessionId)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, missing.StatusCode())
+		require.Equal(t, "not_found", missing.JSON404.Error.Code)
+
+		health, err := c.GetHealthWithResponse(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "1.2.0", health.JSON200.Version)
+		require.Equal(t, "test", health.JSON200.ServiceVersion)
+	})
 }
