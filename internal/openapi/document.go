@@ -33,6 +33,12 @@ func JSON() []byte {
 	return bytes.Clone(parsed().json)
 }
 
+// Version returns the interface version, info.version of the document.
+// GET /api/v1/health answers it, so the two cannot drift.
+func Version() string {
+	return parsed().version
+}
+
 // Operation is one method and path of the document.
 type Operation struct {
 	Method string // upper case: GET, POST
@@ -49,6 +55,7 @@ func Operations() []Operation {
 type parsedDocument struct {
 	json       []byte
 	operations []Operation
+	version    string // info.version
 }
 
 // parsed converts the embedded document on first use. The document is part
@@ -77,7 +84,14 @@ func parseDocument(src []byte) (parsedDocument, error) {
 	if err != nil {
 		return parsedDocument{}, err
 	}
-	return parsedDocument{json: buf.Bytes(), operations: ops}, nil
+	var version string
+	if v := mappingValue(mappingValue(documentNode(&root), "info"), "version"); v != nil && v.Kind == yaml.ScalarNode {
+		version = v.Value
+	}
+	if version == "" {
+		return parsedDocument{}, fmt.Errorf("no info.version")
+	}
+	return parsedDocument{json: buf.Bytes(), operations: ops, version: version}, nil
 }
 
 // methods are the OpenAPI path item keys that are operations.

@@ -163,6 +163,7 @@ func TestDocumentBasics(t *testing.T) {
 	info := obj(doc["info"])
 	require.Equal(t, "Paygate API", info["title"])
 	require.Equal(t, "1.2.0", info["version"])
+	require.Equal(t, "1.2.0", Version()) // what GET /api/v1/health answers as version
 	require.Contains(t, info["description"], "docs/signing.md")
 	servers := doc["servers"].([]any)
 	require.Equal(t, "http://127.0.0.1:8080", obj(servers[0])["url"])
@@ -276,16 +277,18 @@ func TestOperations(t *testing.T) {
 			require.NotZero(t, errorsSeen)
 			authenticated := key != "GET /api/v1/health" && key != unauthenticated
 			if authenticated {
-				require.Contains(t, responses, "401")
-				require.Contains(t, responses, "429")
-			}
-			require.Contains(t, responses, "500")
-			if op.Method == "POST" {
-				for _, s := range []string{"400", "409", "413", "422"} {
+				// Every authenticated operation reads the body to check its
+				// signature, GET and DELETE too: over 64 KiB is 413.
+				for _, s := range []string{"401", "413", "429"} {
 					require.Contains(t, responses, s)
 				}
-				if o["requestBody"] != nil {
-					require.Contains(t, responses, "415")
+			}
+			require.Contains(t, responses, "500")
+			require.Contains(t, responses, "503")
+			if op.Method == "POST" {
+				// 415 too where no body is taken: a text/plain body is refused.
+				for _, s := range []string{"400", "409", "415", "422"} {
+					require.Contains(t, responses, s)
 				}
 			}
 			if strings.Contains(op.Path, "{id}") {
@@ -313,6 +316,7 @@ var openObjects = []string{
 	"#/components/schemas/CreatePayout/properties/metadata",
 	"#/components/schemas/ErrorEnvelope/properties/error/properties/details",
 	"#/components/schemas/EventData/properties/object",
+	"#/paths/~1api~1v1~1openapi.json/get/responses/200/content/application~1json/schema",
 }
 
 // walkSchema calls fn for every schema below a schema, following the
@@ -351,25 +355,95 @@ func isObjectType(s map[string]any) bool {
 	return false
 }
 
+// TestSchemasClosed: every object schema of the document, named or inline,
+// is either closed (additionalProperties or unevaluatedProperties false) or
+// says additionalProperties: true and is listed in openObjects. Generators
+// (openapi-typescript, oapi-codegen) read a missing additionalProperties
+// differently, so free-form objects say it (issue 10, item 10).
 func TestSchemasClosed(t *testing.T) {
 	doc := loadDoc(t)
-	schemas := obj(obj(doc["components"])["schemas"])
-	var open []string
-	for _, name := range sortedKeys(schemas) {
-		walkSchema(obj(schemas[name]), []string{"components", "schemas", name}, func(tokens []string, s map[string]any) {
-			if !isObjectType(s) {
-				return
+	var open, implicit []string
+	walk(doc, nil, func(tokens []string, m map[string]any) {
+		var roots []map[string]any
+		var at [][]string
+		if len(tokens) == 2 && tokens[0] == "components" && tokens[1] == "schemas" {
+			for _, name := range sortedKeys(m) {
+				roots, at = append(roots, obj(m[name])), append(at, []string{"components", "schemas", name})
 			}
-			if s["additionalProperties"] == false || s["unevaluatedProperties"] == false {
-				return
-			}
-			open = append(open, pointer(tokens...))
-		})
-	}
+		} else if s, ok := m["schema"].(map[string]any); ok && !(len(tokens) > 1 && tokens[0] == "components" && tokens[1] == "schemas") {
+			roots, at = append(roots, s), append(at, append(slices.Clone(tokens), "schema"))
+		}
+		for i, root := range roots {
+			walkSchema(root, at[i], func(tokens []string, s map[string]any) {
+				if !isObjectType(s) {
+					return
+				}
+				switch {
+				case s["additionalProperties"] == false || s["unevaluatedProperties"] == false:
+				case s["additionalProperties"] == true:
+					open = append(open, pointer(tokens...))
+				default:
+					implicit = append(implicit, pointer(tokens...))
+				}
+			})
+		}
+	})
+	require.Empty(t, implicit, "object schemas must say additionalProperties: false, or true when free-form")
 	sort.Strings(open)
 	want := slices.Clone(openObjects)
 	sort.Strings(want)
-	require.Equal(t, want, open, "object schemas must set additionalProperties: false unless listed in openObjects")
+	require.Equal(t, want, open, "free-form object schemas must be listed in openObjects")
+}
+
+// TestNoDefaults: no schema of the document carries default. A default on
+// an optional request field makes openapi-typescript type it as required;
+// the defaults are stated in descriptions and applied by the Go code
+// (payment.NewDirect.Check, sessions, list filters), not by the validator.
+func TestNoDefaults(t *testing.T) {
+	doc := loadDoc(t)
+	walk(doc, nil, func(tokens []string, m map[string]any) {
+		if len(tokens) > 0 && tokens[len(tokens)-1] == "responses" {
+			return // a "default" response would be a status, not a value
+		}
+		_, has := m["default"]
+		require.False(t, has, "%s has a default", pointer(tokens...))
+	})
+}
+
+// TestWebhooks: the events Paygate sends are described in the top-level
+// webhooks section, with their Standard Webhooks headers, and the payment
+// event's type lists exactly the payment statuses.
+func TestWebhooks(t *testing.T) {
+	doc := loadDoc(t)
+	hooks := obj(doc["webhooks"])
+	require.Equal(t, []string{"payment"}, sortedKeys(hooks))
+	op := obj(obj(hooks["payment"])["post"])
+	require.Equal(t, "paymentEvent", op["operationId"])
+	require.Equal(t, []any{}, op["security"])
+	headers := map[string]bool{}
+	for _, p := range asList(op["parameters"]) {
+		pm := obj(p)
+		require.Equal(t, "header", pm["in"])
+		require.Equal(t, true, pm["required"])
+		headers[pm["name"].(string)] = true
+	}
+	require.Equal(t, map[string]bool{"webhook-id": true, "webhook-timestamp": true, "webhook-signature": true}, headers)
+	body := obj(obj(obj(obj(op["requestBody"])["content"])["application/json"])["schema"])
+	require.Equal(t, "#/components/schemas/PaymentEvent", body["$ref"])
+	require.Contains(t, obj(op["responses"]), "200")
+	require.Contains(t, obj(op["responses"]), "410")
+
+	event, _ := resolve(doc, "#/components/schemas/PaymentEvent")
+	var want []any
+	for _, s := range asList(obj(obj(obj(obj(doc["components"])["schemas"])["PaymentStatus"]))["enum"]) {
+		want = append(want, "payment."+s.(string))
+	}
+	require.Equal(t, want, asList(obj(obj(obj(event)["properties"])["type"])["enum"]))
+	require.Equal(t, "#/components/schemas/Payment", obj(obj(obj(obj(obj(event)["properties"])["data"])["properties"])["object"])["$ref"])
+
+	// The envelope is the Event's: the same property names.
+	generic, _ := resolve(doc, "#/components/schemas/Event")
+	require.Equal(t, sortedKeys(obj(obj(generic)["properties"])), sortedKeys(obj(obj(event)["properties"])))
 }
 
 func TestRequiredSchemaNames(t *testing.T) {
@@ -505,9 +579,10 @@ func TestSchemaConstraints(t *testing.T) {
 	require.Equal(t, list("incomplete", "active", "past_due", "paused", "canceled", "completed"),
 		enum("#/components/schemas/Subscription/properties/status"))
 
-	// mobile.phone: no E.164 pattern (the domain normalises first).
+	// mobile.phone: a pattern that accepts exactly what the domain's
+	// NormalizePhone accepts (TestPhonePatternMatchesDomain).
 	phone := schema("#/components/schemas/MobileAccount/properties/phone")
-	require.NotContains(t, phone, "pattern")
+	require.Contains(t, phone, "pattern")
 	require.Equal(t, json.Number("64"), phone["maxLength"])
 	require.Equal(t, true, phone["writeOnly"])
 
@@ -611,15 +686,17 @@ func TestParseDocumentRejects(t *testing.T) {
 		"duplicate key": "paths: {}\npaths: {}\n",
 		"merge key":     "a: &x {b: 1}\nc:\n  <<: *x\npaths: {}\n",
 		"no paths":      "openapi: 3.1.0\n",
+		"no version":    "openapi: 3.1.0\npaths: {}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := parseDocument([]byte(src))
 			require.Error(t, err)
 		})
 	}
-	p, err := parseDocument([]byte("paths: {/a: {get: {operationId: a}}}\nn: 0x10\nf: 1.5\nb: true\nz: ~\nd: 2026-01-01\n"))
+	p, err := parseDocument([]byte("info: {version: 2.0.1}\npaths: {/a: {get: {operationId: a}}}\nn: 0x10\nf: 1.5\nb: true\nz: ~\nd: 2026-01-01\n"))
 	require.NoError(t, err)
-	require.JSONEq(t, `{"paths":{"/a":{"get":{"operationId":"a"}}},"n":16,"f":1.5,"b":true,"z":null,"d":"2026-01-01"}`, string(p.json))
+	require.JSONEq(t, `{"info":{"version":"2.0.1"},"paths":{"/a":{"get":{"operationId":"a"}}},"n":16,"f":1.5,"b":true,"z":null,"d":"2026-01-01"}`, string(p.json))
+	require.Equal(t, "2.0.1", p.version)
 	require.Equal(t, []Operation{{Method: "GET", Path: "/a", ID: "a"}}, p.operations)
 }
 

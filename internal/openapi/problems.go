@@ -197,6 +197,13 @@ func leaf(e *jsonschema.ValidationError) []problem {
 	case *kind.PropertyNames:
 		return []problem{other(loc, "has a property name that is not allowed")}
 	case *kind.Not:
+		if strings.Contains(e.SchemaURL, "/then/properties/") {
+			// A property an if/then rule forbids for the object's kind
+			// (`{not: {}}`, as generators cannot read a false schema), such
+			// as payment_method.wallet with type card: the property is
+			// known, so it is a validation_error on it, not an unknown field.
+			return []problem{other(loc, "is not allowed with this type")}
+		}
 		return []problem{other(loc, "is not allowed")}
 	}
 	return []problem{other(loc, "is not valid")}

@@ -155,6 +155,13 @@ func TestDecodeValidation(t *testing.T) {
 		{name: "required before other rules", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"order_id": "", "currency": nil}), code: fault.ValidationError, field: "currency", message: "is required"},
 		{name: "nested required", schema: "CreateCardVerification", body: body(verificationBody, map[string]any{"card.cvv": nil}), code: fault.ValidationError, field: "card.cvv", message: "is required"},
 		{name: "payment method required", schema: "DirectPayment", body: minimalPayment, code: fault.ValidationError, field: "payment_method", message: "is required"},
+		{name: "card required for card", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"card"}`)}), code: fault.ValidationError, field: "payment_method.card", message: "is required"},
+		{name: "wallet required for wallet", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"google_pay"}`)}), code: fault.ValidationError, field: "payment_method.wallet", message: "is required"},
+		{name: "card with a wallet", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.wallet": raw(`{"token":"t"}`)}), code: fault.ValidationError, field: "payment_method.wallet", message: "is not allowed with this type"},
+		{name: "card with a mobile", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.mobile": raw(`{"phone":"+12025550100"}`)}), code: fault.ValidationError, field: "payment_method.mobile", message: "is not allowed with this type"},
+		{name: "wallet with a card", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.type": "apple_pay", "payment_method.wallet": raw(`{"token":"t"}`)}), code: fault.ValidationError, field: "payment_method.card", message: "is not allowed with this type"},
+		{name: "mobile with a wallet", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"mobile","mobile":{"phone":"+12025550100"},"wallet":{}}`)}), code: fault.ValidationError, field: "payment_method.wallet", message: "is not allowed with this type"},
+		{name: "wallet alone", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"samsung_pay","wallet":{"token":"t"},"payload_mode":"direct"}`)})},
 		{name: "mobile required for mobile", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"mobile"}`)}), code: fault.ValidationError, field: "payment_method.mobile", message: "is required"},
 		{name: "verify code required", schema: "VerifyCardVerification", body: `{}`, code: fault.ValidationError, field: "code", message: "is required"},
 		{name: "subscription terms required", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"subscription": raw(`{"interval_unit":"month","first_charge_at":"2026-08-01T00:00:00Z","disclosure_version":"v1"}`)}), code: fault.ValidationError, field: "subscription.interval_count", message: "is required"},
@@ -168,7 +175,7 @@ func TestDecodeValidation(t *testing.T) {
 		{name: "device number", schema: "DirectPayment", body: body(directPayment, map[string]any{"device.screen_width": "wide"}), code: fault.ValidationError, field: "device.screen_width", message: "must be a number"},
 		{name: "line2 type", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"customer.billing_address.line2": 1}), code: fault.ValidationError, field: "customer.billing_address.line2", message: "must be a string or null"},
 		{name: "subscription string", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"subscription": "monthly"}), code: fault.ValidationError, field: "subscription", message: "must be an object or null"},
-		{name: "wallet as string", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.wallet": "tok"}), code: fault.ValidationError, field: "payment_method.wallet", message: "must be an object"},
+		{name: "wallet as string", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method": raw(`{"type":"apple_pay","wallet":"tok"}`)}), code: fault.ValidationError, field: "payment_method.wallet", message: "must be an object"},
 		{name: "metadata as array", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"metadata": []int{1}}), code: fault.ValidationError, field: "metadata", message: "must be an object"},
 
 		// lengths
@@ -226,8 +233,8 @@ func TestDecodeValidation(t *testing.T) {
 		{name: "amount far over int64", schema: "CreatePayout", body: body(payoutBody, map[string]any{"amount_minor": raw("1e400")}), code: fault.ValidationError, field: "amount_minor"},
 		{name: "amount with exponent", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"amount_minor": raw("1e2")}), code: fault.ValidationError, field: "amount_minor", message: "must be an integer written without a fraction or an exponent"},
 		{name: "amount as 100.0", schema: "Amount", body: `{"amount_minor":100.0}`, code: fault.ValidationError, field: "amount_minor", message: "must be an integer written without a fraction or an exponent"},
-		{name: "expire year overflow", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.card.expire_year": raw("99999999999999999999")}), code: fault.ValidationError, field: "payment_method.card.expire_year", message: "must be at most 9223372036854775807"},
-		{name: "expire year underflow", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.card.expire_year": raw("-99999999999999999999")}), code: fault.ValidationError, field: "payment_method.card.expire_year", message: "must be at least -9223372036854775808"},
+		{name: "expire year overflow", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.card.expire_year": raw("99999999999999999999")}), code: fault.ValidationError, field: "payment_method.card.expire_year", message: "must be at most 9999"},
+		{name: "expire year underflow", schema: "DirectPayment", body: body(directPayment, map[string]any{"payment_method.card.expire_year": raw("-99999999999999999999")}), code: fault.ValidationError, field: "payment_method.card.expire_year", message: "must be at least 0"},
 		{name: "huge exponent", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"amount_minor": raw("1e999999")}), code: fault.ValidationError, field: "amount_minor", message: "must be an integer between -9223372036854775808 and 9223372036854775807"},
 		{name: "huge negative exponent", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"amount_minor": raw("1e-999999")}), code: fault.ValidationError, field: "amount_minor", message: "must be an integer"},
 		{name: "one written long", schema: "CreatePayment", body: body(minimalPayment, map[string]any{"amount_minor": raw("1" + strings.Repeat("0", 3000) + "e-3000")}), code: fault.ValidationError, field: "amount_minor", message: "must be an integer written without a fraction or an exponent"},
@@ -260,7 +267,6 @@ func TestDecodeFillsWireTypes(t *testing.T) {
 		"subscription":                   raw("null"),
 		"metadata":                       raw(`{"big":12345678901234567890,"s":"x"}`),
 		"customer.billing_address.line2": raw("null"),
-		"payment_method.wallet":          raw(`{"token":"sandbox_success","n":1.50}`),
 		"description":                    "",
 		"save_payment_method":            false,
 	})
@@ -274,8 +280,13 @@ func TestDecodeFillsWireTypes(t *testing.T) {
 	require.Equal(t, "", *p.Description)
 	require.False(t, *p.SavePaymentMethod)
 	require.Equal(t, "12345678901234567890", string(p.Metadata["big"]))
-	require.JSONEq(t, `{"token":"sandbox_success","n":1.50}`, string(p.PaymentMethod.Wallet))
 	require.Equal(t, cardNumber, p.PaymentMethod.Card.Number)
+
+	var w DirectPayment
+	require.Nil(t, v.Decode("DirectPayment", []byte(body(directPayment, map[string]any{
+		"payment_method": raw(`{"type":"apple_pay","wallet":{"token":"sandbox_success","n":1.50}}`),
+	})), &w))
+	require.JSONEq(t, `{"token":"sandbox_success","n":1.50}`, string(w.PaymentMethod.Wallet))
 
 	var s CreatePayment
 	require.Nil(t, v.Decode("CreatePayment", []byte(body(minimalPayment, map[string]any{"subscription": raw(terms)})), &s))

@@ -114,10 +114,14 @@ type BankReference struct {
 
 // Health is the answer of GET /api/v1/health (schema Health).
 type Health struct {
-	Status      string `json:"status"` // always "ok"
-	Service     string `json:"service"`
-	Version     string `json:"version"`
-	Environment string `json:"environment"` // sandbox or production
+	Status  string `json:"status"` // always "ok"
+	Service string `json:"service"`
+	// Version is the interface version: the document's info.version
+	// (openapi.Version), not the build's.
+	Version string `json:"version"`
+	// ServiceVersion is the running build's version (extension).
+	ServiceVersion string `json:"service_version"`
+	Environment    string `json:"environment"` // sandbox or production
 }
 
 // ErrorEnvelope is the body of every error answer (schema ErrorEnvelope).

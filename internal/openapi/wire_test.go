@@ -207,7 +207,7 @@ func TestResponsesValidateAgainstSchemas(t *testing.T) {
 				Attempts: []WebhookAttempt{{AttemptedAt: now, StatusCode: 410, LatencyMS: 12, Response: "gone"},
 					{AttemptedAt: now, LatencyMS: 15000, Error: "timeout"}}}}},
 		"EventList":     EventList{Items: []Event{}},
-		"Health":        Health{Status: "ok", Service: "paygate", Version: "1.2.0", Environment: "sandbox"},
+		"Health":        Health{Status: "ok", Service: "paygate", Version: "1.2.0", ServiceVersion: "0.1.0", Environment: "sandbox"},
 		"ErrorEnvelope": NewErrorEnvelope(fault.OnField(fault.ValidationError, "order_id", "is required"), "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b"),
 	} {
 		t.Run(schema, func(t *testing.T) {

@@ -21,8 +21,12 @@ func (s *Server) health() http.Handler {
 			s.fail(w, r, fault.New(fault.Unavailable, "the service is temporarily unavailable"))
 			return
 		}
+		// version is the interface's (the document's info.version, which
+		// a client's generated code was built from); service_version is the
+		// build's (docs/api.md, Health).
 		writeJSON(w, http.StatusOK, mustJSON(openapi.Health{
-			Status: "ok", Service: "paygate", Version: s.cfg.Version, Environment: s.cfg.Environment,
+			Status: "ok", Service: "paygate", Version: openapi.Version(),
+			ServiceVersion: s.cfg.Version, Environment: s.cfg.Environment,
 		}))
 	})
 }

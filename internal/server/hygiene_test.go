@@ -26,7 +26,9 @@ func TestHTTPHygiene(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 			var h map[string]any
 			require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
-			require.Equal(t, map[string]any{"status": "ok", "service": "paygate", "version": "test", "environment": "sandbox"}, h)
+			// version is the interface's (info.version), service_version the build's.
+			require.Equal(t, map[string]any{"status": "ok", "service": "paygate", "version": "1.2.0",
+				"service_version": "test", "environment": "sandbox"}, h)
 			require.NotEmpty(t, resp.Header.Get("X-Request-Id"))
 		})
 
