@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paygate/paygate/internal/openapi"
 )
 
 func main() {
@@ -97,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "trigger":
 		return trigger(ctx, rest, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "paygate", version, "(API", apiVersion+")")
+		fmt.Fprintln(stdout, "paygate", version, "(API", openapi.Version()+")")
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -107,8 +109,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
 }
 
-// version is the service version; apiVersion the client API's.
-const (
-	version    = "0.1.0"
-	apiVersion = "1.2.0"
-)
+// version is the service version (GET /health's service_version); the
+// client API's is the OpenAPI document's info.version (openapi.Version).
+const version = "0.1.0"

@@ -111,3 +111,14 @@ func onlyDigits(s string) string {
 	}
 	return string(b)
 }
+
+// FullYear reads an expiry year the way cards print it: two digits mean
+// 20YY (30 is 2030); anything else is taken as written. The API, the
+// hosted page and the sandbox acquirer all read years through it, so the
+// same input means the same card everywhere (docs/payments.md).
+func FullYear(y int) int {
+	if y >= 0 && y < 100 {
+		return 2000 + y
+	}
+	return y
+}

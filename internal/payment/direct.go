@@ -81,6 +81,10 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 		if n.Card.CVV != "" && !card.Digits(n.Card.CVV) {
 			return fault.OnField(fault.ValidationError, "payment_method.card.cvv", "must be 3 or 4 digits")
 		}
+		n.Card.ExpYear = card.FullYear(n.Card.ExpYear)
+		if n.Card.ExpYear < 2000 {
+			return fault.OnField(fault.ValidationError, "payment_method.card.expire_year", "must be four digits, or two meaning 20YY")
+		}
 		y, m := now.Year(), int(now.Month())
 		if n.Card.ExpYear < y || (n.Card.ExpYear == y && n.Card.ExpMonth < m) {
 			return fault.OnField(fault.ValidationError, "payment_method.card.expire_year", "the card has expired")

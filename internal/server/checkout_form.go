@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
@@ -66,10 +67,7 @@ func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment
 		if err != nil || year < 0 || (year >= 100 && year < 2000) || year > 9999 {
 			bad("expire_year", "Enter the expiry year, e.g. "+strconv.Itoa(s.now().Year()+2)+".")
 		}
-		if year < 100 {
-			year += 2000
-		}
-		f.ExpMonth, f.ExpYear = month, year
+		f.ExpMonth, f.ExpYear = month, card.FullYear(year)
 		if n := len(f.CVV); n < 3 || n > 4 || digitsOnly(f.CVV) != f.CVV {
 			bad("cvv", "Enter the 3 or 4 digit security code.")
 		}

@@ -154,10 +154,7 @@ func (s *Server) resolveCard(c wireCard, field string) (instrument, *answer) {
 	if c.ExpMonth < 1 || c.ExpMonth > 12 {
 		return fail(invalid(field+".exp_month", "exp_month must be 1 to 12"))
 	}
-	year := c.ExpYear
-	if year >= 0 && year < 100 {
-		year += 2000
-	}
+	year := card.FullYear(c.ExpYear)
 	if year < 2000 || year > 2100 {
 		return fail(invalid(field+".exp_year", "exp_year is not a year"))
 	}
