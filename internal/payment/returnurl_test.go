@@ -4,7 +4,7 @@ import "testing"
 
 func TestCheckReturnURL(t *testing.T) {
 	for _, tc := range []struct {
-		url              string
+		url                 string
 		sandbox, production bool // accepted in the sandbox, in production
 	}{
 		{"", true, true},
