@@ -162,3 +162,25 @@ func TestReturnURLAndExpiryYear(t *testing.T) {
 		require.Equal(t, "payment_method.card.expire_year", *decodeError(t, resp.Body).Error.Field)
 	})
 }
+
+// TestReplayedRefusalRequestIDs: a replayed refusal is the stored body byte
+// for byte, so its error.request_id names the first request, while
+// X-Request-Id names the request just sent (docs/api.md, "Two request ids
+// on a replay"; issue 10, item 11).
+func TestReplayedRefusalRequestIDs(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{})
+		s := e.session(t, "")
+		req := client.Request{Method: "POST", Target: "/api/v1/payments/" + s.PaymentID + "/capture", IdempotencyKey: "replay-request-ids"}
+		first, err := e.a.Do(context.Background(), req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusConflict, first.Status)
+		second, err := e.a.Do(context.Background(), req)
+		require.NoError(t, err)
+		require.True(t, second.Replayed())
+		require.Equal(t, first.Body, second.Body, "byte for byte")
+		id := decodeError(t, second.Body).Error.RequestID
+		require.Equal(t, first.Header.Get("X-Request-Id"), id, "the body names the first request")
+		require.NotEqual(t, id, second.Header.Get("X-Request-Id"), "the header names this one")
+	})
+}
