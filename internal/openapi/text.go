@@ -26,6 +26,12 @@ func ValidText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
+// EchoableName reports whether a name the client chose (an unknown
+// property, an unknown query parameter) may be repeated in error.field:
+// the same rule for bodies and query strings (safeKey), so that a card
+// number sent as a name is never echoed.
+func EchoableName(name string) bool { return safeKey(name) }
+
 // CheckText applies the rule to a raw JSON request body, before anything
 // else reads it:
 //

@@ -131,6 +131,11 @@ func FuzzHTTPAPI(f *testing.F) {
 		resp.Body.Close()
 		require.NoError(t, err)
 
+		if resp.Header.Get("X-Request-Id") == "" && resp.StatusCode == http.StatusBadRequest {
+			// net/http's server refused a malformed request (a space in
+			// the target, say) before any handler: not Paygate's answer.
+			t.Skip("not HTTP")
+		}
 		if resp.StatusCode >= 500 {
 			t.Fatalf("%s %q answered %d: %s", verb, target, resp.StatusCode, answer)
 		}

@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -325,7 +324,8 @@ func answerAAD(keyID, idemKey string) []byte {
 // query strings"), so every endpoint answers a query alike: strictly
 // parsed (a malformed escape such as %zz, or a ";" separator, is 400
 // validation_error on "query"), only the parameters the endpoint takes
-// (any other is 400 unknown_field, named when it is a plain name), each at
+// (any other is 400 unknown_field, named as a body's unknown property is:
+// openapi.EchoableName, else on "query"), each at
 // most once, and values that are text (UTF-8 without NUL) else 400
 // validation_error on the parameter. Problems are answered in parameter
 // name order, so the answer does not depend on map order.
@@ -344,7 +344,7 @@ func queryParams(r *http.Request, params []string) (url.Values, *fault.Error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(params, name) {
-			if plainParam.MatchString(name) {
+			if openapi.EchoableName(name) {
 				return nil, fault.OnField(fault.UnknownField, name, "unknown query parameter")
 			}
 			return nil, fault.OnField(fault.UnknownField, "query", "unknown query parameter")
@@ -358,7 +358,3 @@ func queryParams(r *http.Request, params []string) (url.Values, *fault.Error) {
 	}
 	return q, nil
 }
-
-// plainParam is a query parameter name that may be named back in `field`;
-// any other (a card number sent as a name, say) is not repeated.
-var plainParam = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)

@@ -186,6 +186,8 @@ func TestTextRule(t *testing.T) {
 				{"/api/v1/events?limit=1&limit=2", "validation_error", "limit"},
 				{"/api/v1/payments?%FF=1", "unknown_field", "query"},
 				{"/api/v1/payments?4242424242424242=1", "unknown_field", "query"},
+				{"/api/v1/payments?a4242424242424242=1", "unknown_field", "query"},
+				{"/api/v1/payments?not-listed=1", "unknown_field", "not-listed"},
 			} {
 				refused(t, get(t, e.a, c.target), http.StatusBadRequest, c.code, c.field)
 			}
