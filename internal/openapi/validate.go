@@ -103,8 +103,10 @@ func validateInt64(v any) error {
 // Decode validates body against the named schema of components/schemas and
 // then decodes it into dst (a pointer to a wire type; nil only validates).
 //
-// An empty body, a body that is not JSON, or one that is not a JSON object
-// answers fault.InvalidJSON. A schema failure answers fault.UnknownField or
+// Text comes first (CheckText): bytes that are not UTF-8 or a lone
+// surrogate escape answer fault.InvalidJSON, U+0000 in any string or key
+// fault.ValidationError. An empty body, a body that is not JSON, or one
+// that is not a JSON object answers fault.InvalidJSON. A schema failure answers fault.UnknownField or
 // fault.ValidationError with Field set to the dotted path of the value
 // (decisions section 3). Only one error is answered, chosen
 // deterministically: unknown fields first, then missing required fields,
@@ -117,6 +119,9 @@ func (v *Validator) Decode(schema string, body []byte, dst any) *fault.Error {
 	sch := v.schemas[schema]
 	if sch == nil {
 		return fault.Newf(fault.Internal, "openapi: no schema named %s", schema)
+	}
+	if f := CheckText(body); f != nil {
+		return f
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fault.New(fault.InvalidJSON, "the request body must be a JSON object")

@@ -24,6 +24,13 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, body []byte)
 		}
 	}
 	access, ts, nonce, sig := h.Get("X-Access-Key"), h.Get("X-Timestamp"), h.Get("X-Nonce"), h.Get("X-Signature")
+	if !accessKeyShape(access) {
+		// Refused before the lookup: a byte no key can hold (0x80-0xFF
+		// among them) must not reach a text column (docs/api.md, "Text and
+		// query strings"); PostgreSQL answers such a query with an error.
+		return merchant.Key{}, "", fault.OnField(fault.AuthenticationRequired, "X-Access-Key",
+			"must be an access key: A-Z, a-z, 0-9, _ and -")
+	}
 	if !signature.ValidNonce(nonce) {
 		return merchant.Key{}, "", fault.OnField(fault.AuthenticationRequired, "X-Nonce",
 			"must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -")
@@ -91,6 +98,23 @@ func (s *Server) admit(ctx context.Context, q admitter, key merchant.Key, nonce 
 
 type admitter interface {
 	Admit(ctx context.Context, keyID, nonce string, now time.Time, countRate bool) (bool, int, error)
+}
+
+// accessKeyShape reports whether k is written like an access key
+// (merchant.Service.Create: a prefix such as ak_sandbox_ and base64url
+// characters), at most 128 bytes. The lookup says whether it exists.
+func accessKeyShape(k string) bool {
+	if len(k) > 128 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // timestampOK: a malformed timestamp is as out of range as a stale one.

@@ -135,8 +135,8 @@ func TestCardInformation(t *testing.T) {
 			fails(t, "", http.StatusBadRequest, "validation_error", "bin")
 			fails(t, "?bin=424242&bin=555555", http.StatusBadRequest, "validation_error", "bin")
 			fails(t, "?bin=424242&expand=issuer", http.StatusBadRequest, "unknown_field", "expand")
-			fails(t, "?bin=%zz", http.StatusBadRequest, "validation_error", nil)
-			env := fails(t, "?4242424242424242=", http.StatusBadRequest, "unknown_field", nil)
+			fails(t, "?bin=%zz", http.StatusBadRequest, "validation_error", "query")
+			env := fails(t, "?4242424242424242=", http.StatusBadRequest, "unknown_field", "query")
 			require.NotContains(t, env.Error.Message, "4242424242424242")
 		})
 

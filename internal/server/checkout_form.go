@@ -28,6 +28,15 @@ type fieldError struct {
 // are there and well formed. The domain checks the rest (Luhn, expiry,
 // scheme rules, consent). Messages never repeat a submitted value.
 func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment.CheckoutForm, []fieldError) {
+	// The rule for text of the API holds for the page (docs/api.md, "Text
+	// and query strings"): what is kept is UTF-8 without NUL. A browser
+	// never sends anything else, so the page names the field and stops.
+	for _, name := range textInputs {
+		if !openapi.ValidText(r.PostFormValue(name)) {
+			return payment.CheckoutForm{}, []fieldError{{Field: name,
+				Message: fieldLabels[name] + " contains characters that cannot be accepted."}}
+		}
+	}
 	get := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
 	f := payment.CheckoutForm{
 		Method: get("method"), Email: get("email"), FirstName: get("first_name"), LastName: get("last_name"),
@@ -122,6 +131,11 @@ func (s *Server) deviceSnapshot(raw string) []byte {
 	}
 	return b
 }
+
+// textInputs are the inputs readCheckoutForm reads as text (the device
+// snapshot is JSON, checked by Validator.Decode).
+var textInputs = []string{"method", "email", "first_name", "last_name", "country", "line1", "phone",
+	"saved_card_id", "number", "cvv", "cardholder", "expire_month", "expire_year", "wallet_token"}
 
 // fieldLabels name the page's inputs in messages.
 var fieldLabels = map[string]string{

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -22,8 +22,8 @@ import (
 // listEvents is the extension GET /api/v1/events: newest first a page at a
 // time, or with since, oldest first after a point (paygate listen).
 func (s *Server) listEvents() http.Handler {
-	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		f, err := s.eventFilter(ctx, c.key.ID, c.r.URL.Query())
+	return s.readQuery(eventParams, func(ctx context.Context, c *call) (answer, error) {
+		f, err := s.eventFilter(ctx, c.key.ID, c.query)
 		if err != nil {
 			return answer{}, err
 		}
@@ -55,17 +55,9 @@ func (s *Server) listEvents() http.Handler {
 
 var eventParams = []string{"type", "resource_id", "since", "limit", "cursor"}
 
-// eventFilter reads the query of GET /events (each parameter at most once).
+// eventFilter reads the query of GET /events, which queryParams has checked.
 func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (store.EventFilter, error) {
 	f := store.EventFilter{Limit: 20}
-	for name, vs := range q {
-		if !slices.Contains(eventParams, name) {
-			return f, fault.OnField(fault.UnknownField, name, "unknown query parameter")
-		}
-		if len(vs) > 1 {
-			return f, fault.OnField(fault.ValidationError, name, "may be given once")
-		}
-	}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v := q.Get("type"); v != "" {
 		if !webhook.ValidType(v) {
@@ -73,7 +65,7 @@ func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (s
 		}
 		f.Type = v
 	}
-	if v := q.Get("resource_id"); len(v) > 64 {
+	if v := q.Get("resource_id"); utf8.RuneCountInString(v) > 64 {
 		return f, bad("resource_id", "must be at most 64 characters")
 	}
 	f.ResourceID = q.Get("resource_id")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -21,8 +22,8 @@ import (
 // listPayments is the extension GET /api/v1/payments: the key's payments,
 // newest first, a page at a time.
 func (s *Server) listPayments() http.Handler {
-	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		f, err := paymentFilter(c.r.URL.Query())
+	return s.readQuery(listParams, func(ctx context.Context, c *call) (answer, error) {
+		f, err := paymentFilter(c.query)
 		if err != nil {
 			return answer{}, err
 		}
@@ -47,17 +48,9 @@ func (s *Server) listPayments() http.Handler {
 
 var listParams = []string{"status", "created_gte", "created_lt", "order_id", "customer_reference", "limit", "cursor"}
 
-// paymentFilter reads the query (each parameter at most once).
+// paymentFilter reads the query, which queryParams has checked.
 func paymentFilter(q url.Values) (store.PaymentFilter, error) {
 	f := store.PaymentFilter{Limit: 20}
-	for name, vs := range q {
-		if !slices.Contains(listParams, name) {
-			return f, fault.OnField(fault.UnknownField, name, "unknown query parameter")
-		}
-		if len(vs) > 1 {
-			return f, fault.OnField(fault.ValidationError, name, "may be given once")
-		}
-	}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v := q.Get("status"); v != "" {
 		if !slices.Contains(payment.Statuses, payment.Status(v)) {
@@ -78,10 +71,10 @@ func paymentFilter(q url.Values) (store.PaymentFilter, error) {
 			}
 		}
 	}
-	if v := q.Get("order_id"); len(v) > 200 {
+	if v := q.Get("order_id"); utf8.RuneCountInString(v) > 200 {
 		return f, bad("order_id", "must be at most 200 characters")
 	}
-	if v := q.Get("customer_reference"); len(v) > 128 {
+	if v := q.Get("customer_reference"); utf8.RuneCountInString(v) > 128 {
 		return f, bad("customer_reference", "must be at most 128 characters")
 	}
 	f.OrderID, f.CustomerReference = q.Get("order_id"), q.Get("customer_reference")

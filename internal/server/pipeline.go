@@ -10,9 +10,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -25,6 +31,7 @@ type call struct {
 	key   merchant.Key
 	nonce string
 	body  []byte
+	query url.Values // the parameters the endpoint takes, read by queryParams
 }
 
 // answer is what a handler returns: a status and a value to encode.
@@ -54,8 +61,15 @@ func (s *Server) front(w http.ResponseWriter, r *http.Request) (*call, bool) {
 	return &call{r: r, key: key, nonce: nonce, body: body}, true
 }
 
-// read serves an authenticated request that changes nothing.
+// read serves an authenticated request that changes nothing and takes no
+// query parameter.
 func (s *Server) read(fn func(ctx context.Context, c *call) (answer, error)) http.Handler {
+	return s.readQuery(nil, fn)
+}
+
+// readQuery is read for an endpoint that takes the query parameters
+// params, found in c.query (queryParams says how they are read).
+func (s *Server) readQuery(params []string, fn func(ctx context.Context, c *call) (answer, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, ok := s.front(w, r)
 		if !ok {
@@ -65,6 +79,12 @@ func (s *Server) read(fn func(ctx context.Context, c *call) (answer, error)) htt
 			s.failErr(w, r, err)
 			return
 		}
+		q, f := queryParams(r, params)
+		if f != nil {
+			s.fail(w, r, f)
+			return
+		}
+		c.query = q
 		a, err := fn(r.Context(), c)
 		if err != nil {
 			s.failErr(w, r, err)
@@ -85,6 +105,10 @@ func (s *Server) remove(fn func(ctx context.Context, c *call) error) http.Handle
 		}
 		if err := s.admit(r.Context(), s.store, c.key, c.nonce); err != nil {
 			s.failErr(w, r, err)
+			return
+		}
+		if _, f := queryParams(r, nil); f != nil {
+			s.fail(w, r, f)
 			return
 		}
 		if len(bytes.TrimSpace(c.body)) > 0 {
@@ -149,9 +173,13 @@ func write[T any](s *Server, spec writeSpec, fn func(ctx context.Context, tx *st
 	})
 }
 
-// checkWrite runs the checks that need no database: content type,
-// Idempotency-Key, JSON, schema (decisions 3 order).
+// checkWrite runs the checks that need no database: query string (no
+// write takes a parameter), content type, Idempotency-Key, JSON, schema
+// (decisions 3 order).
 func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (string, *fault.Error) {
+	if _, f := queryParams(r, nil); f != nil {
+		return "", f
+	}
 	if len(c.body) > 0 || r.Header.Get("Content-Type") != "" {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
@@ -162,8 +190,9 @@ func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (s
 	if idemKey == "" {
 		return "", fault.OnField(fault.IdempotencyKeyRequired, "Idempotency-Key", "every POST needs an Idempotency-Key header")
 	}
-	if n := len(idemKey); n < 8 || n > 200 {
-		return "", fault.OnField(fault.InvalidIdempotencyKey, "Idempotency-Key", "must be 8 to 200 characters")
+	if !validIdempotencyKey(idemKey) {
+		return "", fault.OnField(fault.InvalidIdempotencyKey, "Idempotency-Key",
+			"must be 8 to 200 characters of UTF-8 text without control characters")
 	}
 	if spec.optional && len(bytes.TrimSpace(c.body)) == 0 {
 		return idemKey, nil
@@ -177,9 +206,23 @@ func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (s
 	return idemKey, nil
 }
 
+// validIdempotencyKey: the key is stored (decisions 2), so it follows the
+// rule for text (docs/api.md, "Text and query strings"): UTF-8, and here
+// no control character at all; its length is counted in characters.
+func validIdempotencyKey(k string) bool {
+	if !openapi.ValidText(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
+		return false
+	}
+	n := utf8.RuneCountInString(k)
+	return n >= 8 && n <= 200
+}
+
 // emptyObject accepts the body of an endpoint that takes none when it is
 // "{}"; anything else is refused like an unknown field.
 func emptyObject(body []byte) *fault.Error {
+	if f := openapi.CheckText(body); f != nil {
+		return f
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return fault.New(fault.InvalidJSON, "the request body must be a JSON object, or absent")
@@ -275,4 +318,43 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool
 // answerAAD binds a sealed stored answer to its key and Idempotency-Key.
 func answerAAD(keyID, idemKey string) []byte {
 	return []byte("idempotent_answer:" + keyID + ":" + idemKey)
+}
+
+// queryParams is the one reader of query strings (docs/api.md, "Text and
+// query strings"), so every endpoint answers a query alike: strictly
+// parsed (a malformed escape such as %zz, or a ";" separator, is 400
+// validation_error on "query"), only the parameters the endpoint takes
+// (any other is 400 unknown_field, named as a body's unknown property is:
+// openapi.EchoableName, else on "query"), each at
+// most once, and values that are text (UTF-8 without NUL) else 400
+// validation_error on the parameter. Problems are answered in parameter
+// name order, so the answer does not depend on map order.
+func queryParams(r *http.Request, params []string) (url.Values, *fault.Error) {
+	if r.URL.RawQuery == "" {
+		return url.Values{}, nil
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, fault.OnField(fault.ValidationError, "query", "the query string is not well formed")
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(params, name) {
+			if openapi.EchoableName(name) {
+				return nil, fault.OnField(fault.UnknownField, name, "unknown query parameter")
+			}
+			return nil, fault.OnField(fault.UnknownField, "query", "unknown query parameter")
+		}
+		if len(q[name]) > 1 {
+			return nil, fault.OnField(fault.ValidationError, name, "may be given once")
+		}
+		if !openapi.ValidText(q[name][0]) {
+			return nil, fault.OnField(fault.ValidationError, name, "must be UTF-8 text without the NUL character")
+		}
+	}
+	return q, nil
 }

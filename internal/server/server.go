@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
 	"sync/atomic"
 	"time"
 
@@ -145,6 +146,13 @@ func (s *Server) outer(mux *http.ServeMux) http.Handler {
 			s.fail(w, r, fault.New(fault.Unavailable, "the server is shutting down; retry on another connection"))
 			return
 		}
+		if !canonicalPath(r.URL.Path) {
+			// ServeMux would answer a redirect to the cleaned path, in HTML;
+			// Paygate never links to such a path, so it is no endpoint
+			// (docs/api.md, "Text and query strings").
+			s.unmatched(w, r, nil)
+			return
+		}
 		if h, pattern := mux.Handler(r); pattern == "" {
 			s.unmatched(w, r, h)
 			return
@@ -155,10 +163,13 @@ func (s *Server) outer(mux *http.ServeMux) http.Handler {
 
 // unmatched answers a request no route takes: 405 when the path exists with
 // other methods (the Allow header says which), else 404, both as envelopes.
+// muxAnswer nil means 404.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, muxAnswer http.Handler) {
 	start := s.now()
 	probe := &statusProbe{header: http.Header{}}
-	muxAnswer.ServeHTTP(probe, r)
+	if muxAnswer != nil {
+		muxAnswer.ServeHTTP(probe, r)
+	}
 	f := fault.New(fault.NotFound, "no such endpoint")
 	if probe.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", probe.header.Get("Allow"))
@@ -166,6 +177,16 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, muxAnswer htt
 	}
 	s.fail(w, r, f)
 	s.observe(r, "unmatched", statusOf(f.Code), start)
+}
+
+// canonicalPath reports whether p is already what ServeMux would clean it
+// to: rooted, without "//", "." or ".." segments (a final "/" kept).
+func canonicalPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	clean := path.Clean(p)
+	return clean == p || clean+"/" == p
 }
 
 // statusProbe records what the mux's own 404/405 handler would answer.
