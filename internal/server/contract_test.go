@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -72,32 +73,70 @@ func TestEventObjectIsGET(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.post(e.a, "/api/v1/payments/"+s.PaymentID+"/cancel", ``).Status)
 		flows = append(flows, flow{e.a, s.PaymentID, "canceled"})
 
-		for _, f := range flows {
-			var got json.RawMessage
-			require.NoError(t, f.c.JSON(ctx, "GET", "/api/v1/payments/"+f.id, nil, &got))
-			page := e.events(f.c, "?resource_id="+f.id)
-			require.NotEmpty(t, page.Items, f.want)
-			for _, ev := range page.Items {
-				var obj struct{ Status string }
-				require.NoError(t, json.Unmarshal(ev.Data.Object, &obj))
-				require.Equal(t, ev.Type, "payment."+obj.Status, "an event's object is in the status its type names")
-			}
-			newest := page.Items[0]
-			for _, ev := range page.Items {
-				if time.Time(ev.CreatedAt).After(time.Time(newest.CreatedAt)) {
-					newest = ev
+		// Statuses that pass: the answer of the call that made the change
+		// is the payment as GET showed it at that moment.
+		atOnce := func(c *client.Client, id, typ string, answer []byte) {
+			t.Helper()
+			for _, ev := range e.events(c, "?resource_id="+id).Items {
+				if ev.Type == typ {
+					require.JSONEq(t, string(answer), string(ev.Data.Object), "%s is the answer of the call that made it", typ)
+					return
 				}
 			}
-			require.Equal(t, "payment."+f.want, newest.Type)
-			require.JSONEq(t, string(got), string(newest.Data.Object), "the newest %s event is the payment as GET shows it", f.want)
-			if strings.Contains(string(got), "saved_card_id") {
-				require.Contains(t, string(newest.Data.Object), "saved_card_id")
-			}
+			t.Fatalf("no %s event for %s", typ, id)
 		}
+		resp := e.post(e.a, "/api/v1/payments/direct", cardBody("4242424242424242", ""))
+		require.Equal(t, http.StatusCreated, resp.Status)
+		var created openapi.Payment
+		require.NoError(t, json.Unmarshal(resp.Body, &created))
+		atOnce(e.a, created.PaymentID, "payment.processing", resp.Body)
+		resp = e.post(e.a, "/api/v1/payment-sessions", `{"order_id":"s-0","amount_minor":500,"currency":"USD","expires_in_seconds":300}`)
+		require.Equal(t, http.StatusCreated, resp.Status)
+		require.NoError(t, json.Unmarshal(resp.Body, &created))
+		atOnce(e.a, created.PaymentID, "payment.created", resp.Body)
+
+		// Opened by the payer, and another one left to expire (the expiry
+		// job's step, run here at the deadline if the job has not yet).
+		newPayer(t, e).get(e.url + "/checkout/" + created.SessionID)
+		flows = append(flows, flow{e.a, created.PaymentID, "awaiting_payment_data"})
+		expiring := e.session(t, `,"expires_in_seconds":300`)
+		newPayer(t, e).get(e.url + "/checkout/" + expiring.SessionID)
+
+		for _, f := range flows {
+			checkNewest(t, e, f.c, f.id, f.want)
+		}
+		e.clock.Add(301 * time.Second)
+		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExpireSession(ctx, expiring.PaymentID, e.clock.Now()) // unless its job was first
+			return err
+		}))
+		checkNewest(t, e, e.a, expiring.PaymentID, "expired")
 		var saved openapi.Payment
 		require.NoError(t, e.a.JSON(ctx, "GET", "/api/v1/payments/"+flows[0].id, nil, &saved))
 		require.NotEmpty(t, saved.SavedCardID, "the first flow saved a card")
 	})
+}
+
+// checkNewest asserts the payment's newest event is of type payment.want and
+// carries the payment as GET shows it now, and that every event's object is
+// in the status its type names.
+func checkNewest(t *testing.T, e *env, c *client.Client, id, want string) {
+	t.Helper()
+	var got json.RawMessage
+	require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/payments/"+id, nil, &got))
+	page := e.events(c, "?resource_id="+id)
+	require.NotEmpty(t, page.Items, want)
+	newest := page.Items[0]
+	for _, ev := range page.Items {
+		var obj struct{ Status string }
+		require.NoError(t, json.Unmarshal(ev.Data.Object, &obj))
+		require.Equal(t, ev.Type, "payment."+obj.Status, "an event's object is in the status its type names")
+		if time.Time(ev.CreatedAt).After(time.Time(newest.CreatedAt)) {
+			newest = ev
+		}
+	}
+	require.Equal(t, "payment."+want, newest.Type)
+	require.JSONEq(t, string(got), string(newest.Data.Object), "the newest %s event is the payment as GET shows it", want)
 }
 
 // TestConfirmAnswerHasNoStaleAction: a confirmed payment answers
