@@ -44,7 +44,8 @@ func EchoableName(name string) bool { return safeKey(name) }
 //     U+FFFD, storing text that is not what was sent;
 //   - a string value or an object key holding U+0000 (only possible as the
 //     escape "\u0000") answers fault.ValidationError with Field the dotted
-//     path of the value, or of the object holding the key.
+//     path of the value, or of the object holding the key, cut at the
+//     first name that is not echoed (echoable).
 //
 // A body that is not JSON at all is left to the parser (nil here).
 func CheckText(body []byte) *fault.Error {
@@ -69,9 +70,22 @@ func CheckText(body []byte) *fault.Error {
 		if key {
 			msg = "has a property name containing the NUL character (U+0000)"
 		}
-		return fault.OnField(fault.ValidationError, FieldPath(loc), msg)
+		return fault.OnField(fault.ValidationError, FieldPath(echoable(loc)), msg)
 	}
 	return nil
+}
+
+// echoable cuts a path at its first name that safeKey would not echo (a
+// metadata key that is a card number, say), so that the field names the
+// object holding it, as for an unknown property (docs/api.md, "Order of
+// checks").
+func echoable(loc []string) []string {
+	for i, name := range loc {
+		if !safeKey(name) {
+			return loc[:i]
+		}
+	}
+	return loc
 }
 
 // scanEscapes reads the escapes of the JSON strings of body and reports

@@ -43,6 +43,8 @@ func TestCheckText(t *testing.T) {
 		{"NUL in an array", `{"device":{"languages":["en","\u0000"]}}`, fault.ValidationError, "device.languages.1"},
 		{"NUL in a key", `{"metadata":{"a\u0000":"x"}}`, fault.ValidationError, "metadata"},
 		{"NUL in a top-level key", `{"\u0000":"x"}`, fault.ValidationError, ""},
+		{"a key that is a card number is not echoed", `{"metadata":{"4111111111111111":"a\u0000"}}`, fault.ValidationError, "metadata"},
+		{"nor one with odd characters", `{"metadata":{"a b":{"c":"\u0000"}}}`, fault.ValidationError, "metadata"},
 		{"first NUL in path order", `{"z":"\u0000","b":{"c":"\u0000"},"a":1}`, fault.ValidationError, "b.c"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

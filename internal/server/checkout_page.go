@@ -209,9 +209,11 @@ func (s *Server) secureCookie(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	// The first entry is what the proxy nearest the payer saw.
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	return strings.EqualFold(strings.TrimSpace(proto), "https") && s.fromTrustedProxy(r)
+	// Only the last entry is the trusted proxy's own: entries before it came
+	// with the request, and the payer can write them (as X-Forwarded-For is
+	// read from the right in clientIP).
+	protos := strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(protos[len(protos)-1]), "https") && s.fromTrustedProxy(r)
 }
 
 // fromTrustedProxy reports whether the request's socket peer is a trusted proxy.

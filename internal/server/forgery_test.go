@@ -214,8 +214,10 @@ func TestCheckoutCookie(t *testing.T) {
 		}{
 			{"https public URL, its host (a TLS proxy keeping Host)", e.url, "pay.example", nil, true},
 			{"https public URL, a trusted proxy says https", behindProxy, "", http.Header{"X-Forwarded-Proto": {"https"}}, true},
-			{"https public URL, trusted proxies in a chain, the first says https", behindProxy, "",
-				http.Header{"X-Forwarded-Proto": {"https, http"}}, true},
+			{"https public URL, the trusted proxy appends https to what the payer sent", behindProxy, "",
+				http.Header{"X-Forwarded-Proto": {"http, https"}}, true},
+			{"https public URL, the payer claims https before the trusted proxy's http", behindProxy, "",
+				http.Header{"X-Forwarded-Proto": {"https, http"}}, false},
 			{"https public URL, an untrusted peer says https", e.url, "", http.Header{"X-Forwarded-Proto": {"https"}}, false},
 			{"https public URL, reached directly over http", e.url, "", nil, false},
 			{"http public URL", plainHTTP, "pay.example", nil, false},

@@ -45,7 +45,7 @@ func (s *Server) createDirect() http.Handler {
 // getPayment is #5 GET /payments/{id}.
 func (s *Server) getPayment() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		p, err := s.findPayment(ctx, s.store, c)
+		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)
 		if err != nil {
 			return answer{}, err
 		}
@@ -53,31 +53,15 @@ func (s *Server) getPayment() http.Handler {
 	})
 }
 
-type paymentFinder interface {
-	FindPaymentForKey(ctx context.Context, keyID, id string) (*payment.Payment, error)
-}
-
-// findPayment finds the key's payment named by the path; another key's is 404.
-func (s *Server) findPayment(ctx context.Context, q paymentFinder, c *call) (*payment.Payment, error) {
-	id, err := pathID(c.r)
-	if err != nil {
-		return nil, err
-	}
-	p, err := q.FindPaymentForKey(ctx, c.key.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no payment with this id")
-	}
-	return p, err
-}
-
-// lockPayment locks the key's payment named by the path in tx; another
+// findPayment finds the key's payment named by the path with find
+// (FindPaymentForKey, or LockPaymentForKey in a transaction); another
 // key's is 404.
-func (s *Server) lockPayment(ctx context.Context, tx *store.Tx, c *call) (*payment.Payment, error) {
+func findPayment(ctx context.Context, find func(ctx context.Context, keyID, id string) (*payment.Payment, error), c *call) (*payment.Payment, error) {
 	id, err := pathID(c.r)
 	if err != nil {
 		return nil, err
 	}
-	p, err := tx.LockPaymentForKey(ctx, c.key.ID, id)
+	p, err := find(ctx, c.key.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fault.New(fault.NotFound, "no payment with this id")
 	}
@@ -94,7 +78,7 @@ func (s *Server) lockPayment(ctx context.Context, tx *store.Tx, c *call) (*payme
 func paymentOp[T any](s *Server, schema string, fn func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *T) (any, error)) http.Handler {
 	return write(s, writeSpec{schema: schema, optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error) {
-			p, err := s.lockPayment(ctx, tx, c)
+			p, err := findPayment(ctx, tx.LockPaymentForKey, c)
 			if err != nil {
 				return answer{}, err
 			}
@@ -152,7 +136,7 @@ func (s *Server) refundPayment() http.Handler {
 // listRefunds is #9 GET /payments/{id}/refunds.
 func (s *Server) listRefunds() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		p, err := s.findPayment(ctx, s.store, c)
+		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)
 		if err != nil {
 			return answer{}, err
 		}

@@ -118,7 +118,10 @@ var ErrNeedsTx = errors.New("store: this statement needs a transaction")
 // payment waits for this one to commit and then reads what it wrote. It
 // makes "no operation open / enough left, then queue one" a single step
 // (docs/payments.md, "Concurrent operations"), across every process.
-// PostgreSQL takes a row lock (FOR UPDATE); SQLite's transactions already
+// PostgreSQL takes a row lock (FOR NO KEY UPDATE: it excludes other
+// lockers and updaters of the payment, the engine's compare-and-set
+// included, but not the inserts of operations and refunds that reference
+// it); SQLite's transactions already
 // hold the database's one write lock from their first statement
 // (_txlock=immediate), so its plain read is enough.
 func (q Queries) LockPaymentForKey(ctx context.Context, keyID, id string) (*payment.Payment, error) {
@@ -127,7 +130,7 @@ func (q Queries) LockPaymentForKey(ctx context.Context, keyID, id string) (*paym
 	}
 	lock := ""
 	if q.dialect == Postgres {
-		lock = " FOR UPDATE"
+		lock = " FOR NO KEY UPDATE"
 	}
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments
 		WHERE id = $1 AND access_key_id = $2`+lock, id, keyID))
