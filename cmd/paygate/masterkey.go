@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -19,7 +20,7 @@ import (
 var aadOf = map[string]func(key string) []byte{
 	"access_keys":       merchant.SecretAAD,
 	"payments":          payment.CustomerAAD,
-	"operation_secrets": payment.OperationAAD,
+	"operation_secrets": operation.AAD,
 	"saved_cards":       payment.SavedCardAAD,
 	"webhook_endpoints": webhook.SecretAAD,
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/server"
 )
@@ -95,9 +96,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	metrics := server.NewMetrics(a.store.DB())
 	metrics.ObserveBatches(a.store.BatchStats)
 	workerSet := river.NewWorkers()
-	eng := engine(a.store, a.payments, a, 2*time.Second)
-	eng.CrashAt, eng.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
-	eng.Steps = make(chan struct{}, *jobSteps)
+	ops, eng := engines(a.store, a.payments, a, 2*time.Second)
+	ops.CrashAt, ops.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
+	ops.Steps = make(chan struct{}, *jobSteps)
+	operation.AddWorkers(workerSet, ops)
 	payment.AddWorkers(workerSet, eng)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{

@@ -11,7 +11,6 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
-	"github.com/paygate/paygate/internal/provider"
 )
 
 // CheckoutTx is what the hosted page needs inside its transaction.
@@ -121,7 +120,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 			return err
 		}
 	case f.Method == MethodCard:
-		in.Card = &provider.Card{Number: strings.ReplaceAll(f.Number, " ", ""), ExpMonth: f.ExpMonth, ExpYear: f.ExpYear,
+		in.Card = &Card{Number: strings.ReplaceAll(f.Number, " ", ""), ExpMonth: f.ExpMonth, ExpYear: f.ExpYear,
 			CVV: f.CVV, Holder: f.Cardholder}
 	case f.Method == MethodMobile:
 		in.Phone = f.Phone
@@ -165,9 +164,9 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if err := tx.UpdatePayment(ctx, p); err != nil {
 		return err
 	}
-	sec := Secret{Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}
 	if len(in.Wallet) > 0 {
-		sec.Wallet = &provider.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
 	return s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec)
 }

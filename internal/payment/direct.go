@@ -3,7 +3,6 @@ package payment
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -30,7 +30,7 @@ type NewDirect struct {
 	NewSession
 	OperationMode string // charge (default) or authorize
 	Method        string
-	Card          *provider.Card
+	Card          *Card
 	Wallet        json.RawMessage
 	PayloadMode   string // token (default) or direct
 	Phone         string // as sent; Check normalises it
@@ -266,9 +266,9 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
 		return nil, err
 	}
-	sec := Secret{Card: in.Card, Phone: in.Phone, Customer: providerCustomer(in.Customer)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: providerCustomer(in.Customer)}
 	if len(in.Wallet) > 0 {
-		sec.Wallet = &provider.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
 	if err := s.sealCustomer(p, in.Customer); err != nil {
 		return nil, err
@@ -285,19 +285,12 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 // queue stores an operation (with its sealed secret) and its job.
 func (s *Service) queue(ctx context.Context, tx DirectTx, p *Payment, kind string, amount int64, refundID string, sec *Secret) error {
 	now := s.Now().UTC().Truncate(time.Microsecond)
-	op := &Operation{ID: s.NewID(), PaymentID: p.ID, Kind: kind, State: OpPending, AmountMinor: amount,
-		RefundID: refundID, CreatedAt: now, UpdatedAt: now}
-	var sealed []byte
-	if sec != nil {
-		var err error
-		if sealed, err = s.seal(op.ID, *sec); err != nil {
-			return fmt.Errorf("seal operation data: %w", err)
-		}
+	op := &Operation{ID: s.NewID(), Resource: Resource, ResourceID: p.ID, Kind: kind, AmountMinor: amount,
+		Ref: refundID, CreatedAt: now, UpdatedAt: now}
+	if sec == nil {
+		return operation.Queue(ctx, tx, s.Sealer, op, nil)
 	}
-	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
-		return err
-	}
-	return tx.Enqueue(ctx, OperateArgs{OperationID: op.ID}, nil)
+	return operation.Queue(ctx, tx, s.Sealer, op, sec)
 }
 
 // mergeDevice sets the authoritative accept_header and user_agent from the
@@ -329,11 +322,11 @@ func truncate(s string, n int) string {
 }
 
 // providerCustomer converts customer data for a provider (country as ISO numeric).
-func providerCustomer(c *Customer) *provider.Customer {
+func providerCustomer(c *Customer) *SecretCustomer {
 	if c == nil {
 		return nil
 	}
-	out := &provider.Customer{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone}
+	out := &SecretCustomer{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone}
 	if a := c.BillingAddress; a != nil {
 		out.Country, _ = country.Numeric(a.Country)
 		out.PostalCode, out.Region, out.City, out.Line1 = a.PostalCode, a.Region, a.City, a.Line1

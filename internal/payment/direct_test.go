@@ -3,8 +3,6 @@ package payment
 import (
 	"testing"
 	"time"
-
-	"github.com/paygate/paygate/internal/provider"
 )
 
 func TestNormalizePhone(t *testing.T) {
@@ -34,7 +32,7 @@ func TestDirectCheck(t *testing.T) {
 		BillingAddress: &BillingAddress{Country: "GB", Line1: "1 St"}}
 	cardPayment := func(number string, month, year int, c *Customer) NewDirect {
 		return NewDirect{NewSession: NewSession{Currency: "USD", Customer: c}, Method: MethodCard,
-			Card: &provider.Card{Number: number, ExpMonth: month, ExpYear: year}}
+			Card: &Card{Number: number, ExpMonth: month, ExpYear: year}}
 	}
 	for name, tc := range map[string]struct {
 		in    NewDirect

@@ -5,36 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
 
 // ErrConflict: the payment changed since it was read (compare-and-set lost).
 var ErrConflict = errors.New("payment changed concurrently")
 
-// EngineStore is what the engine reads outside a transaction.
+// EngineStore is what the payment's jobs read outside a transaction.
 type EngineStore interface {
-	FindOperation(ctx context.Context, id string) (*Operation, error)
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	OperationSecret(ctx context.Context, operationID string) ([]byte, error)
 	FindSavedCardForKey(ctx context.Context, keyID, id string) (*SavedCard, error)
 }
 
-// EngineTx is what the engine writes, in one transaction per outcome.
+// EngineTx is what recording a payment's outcome writes, in the operation
+// engine's transaction, and what the payment's jobs write.
 type EngineTx interface {
+	operation.Tx
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
-	FindOperation(ctx context.Context, id string) (*Operation, error)
 	UpdatePayment(ctx context.Context, p *Payment) error
-	UpdateOperation(ctx context.Context, op *Operation) error
-	DeleteOperationSecret(ctx context.Context, operationID string) error
 	CreateSavedCard(ctx context.Context, c *SavedCard) error
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
@@ -43,183 +38,117 @@ type EngineTx interface {
 	ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error)
 }
 
-// Engine carries operations to providers (decisions 4): the state change
-// and its job commit together; each call carries the operation id; a
-// transient error is retried with backoff; an unknown outcome is resolved by
-// a status inquiry, never by a new charge; an unreadable answer puts the
-// payment in manual_review and the engine keeps asking.
+// Resource names payments among the resources whose operations the
+// operation engine runs (operation.Operation.Resource).
+const Resource = "payment"
+
+// Operations is the operation engine, as the payment jobs use it.
+type Operations interface {
+	// Record records an outcome for an operation (operation.Engine.Record).
+	Record(ctx context.Context, operationID string, out operation.Outcome) error
+	// Step takes one of the engine's steps (operation.Engine.Step).
+	Step(ctx context.Context) (release func(), err error)
+}
+
+// Engine is the payment side of the operation engine (internal/operation
+// runs the calls): it makes a payment's provider calls and records their
+// outcomes on the payment (Handler), and runs the payment's own jobs: the
+// poll of a 3DS or redirect step, and the expiries.
 type Engine struct {
 	Service  *Service
 	Store    EngineStore
 	Transact func(ctx context.Context, fn func(EngineTx) error) error
 	Log      *slog.Logger
+	// Ops records outcomes and bounds the work of the payment's jobs.
+	Ops Operations
 	// PollEvery is how often a payment waiting for a 3DS or redirect step
 	// asks the provider for the outcome.
 	PollEvery time.Duration
-	// CrashAt kills the process at a point of an operation, for the crash
-	// tests only (PAYGATE_CRASH_AT): "before_call" (after the request's
-	// commit, before the provider call) or "after_call" (the provider has
-	// answered, nothing recorded yet). Empty in normal operation.
-	CrashAt string
 	// PublicURL is the base of Paygate's own pages: a hosted payment's 3DS
 	// step returns the payer to PUBLIC_URL/checkout/{session}/return.
 	PublicURL string
-	// OpTimeout bounds one operate job (the provider call and its
-	// bookkeeping); it must exceed the provider call timeout. Zero: 1 minute.
-	OpTimeout time.Duration
-	// Steps, when set, bounds how many payment jobs do their own work at
-	// once (reads, opening sealed data, recording the outcome): a job that
-	// waits for its provider holds no step. Twenty jobs fetched together
-	// would otherwise crowd the requests out of the CPU and, on SQLite, out
-	// of the group commits. serve gives it one step per core.
-	Steps chan struct{}
 }
 
-// step takes one of Steps (waiting for it) and returns its release, which
-// may be called more than once.
-func (e *Engine) step(ctx context.Context) (release func(), err error) {
-	if e.Steps == nil {
-		return func() {}, nil
-	}
-	select {
-	case e.Steps <- struct{}{}:
-		var once sync.Once
-		return func() { once.Do(func() { <-e.Steps }) }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+// Handler is what the operation engine runs payments' operations with.
+func (e *Engine) Handler() operation.Handler { return handler{e} }
+
+// handler implements operation.Handler for payments.
+type handler struct{ e *Engine }
+
+// Outcome is a provider's answer to a payment operation.
+type Outcome struct {
+	provider.PayResult
+	// Provider is the provider that answered: a saved card records it.
+	Provider string
 }
 
-// crash kills the process without any cleanup, as kill -9 does.
-func (e *Engine) crash(point string) {
-	if e.CrashAt == point {
-		e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point)
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // never returns
-	}
+// Pending implements operation.Outcome.
+func (o Outcome) Pending() bool { return o.Status == provider.StatusPending }
+
+// Result implements operation.Outcome.
+func (o Outcome) Result() string { return string(o.Status) }
+
+// call is one payment operation ready for its provider.
+type call struct {
+	e    *Engine
+	op   *Operation
+	p    *Payment
+	ch   merchant.Channel
+	prov provider.Provider
 }
 
-// OperateArgs runs one operation.
-type OperateArgs struct {
-	OperationID string `json:"operation_id"`
-}
-
-// Kind names the job.
-func (OperateArgs) Kind() string { return "payment.operate" }
-
-// InsertOpts: money must not be dropped, so many attempts.
-func (OperateArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 40} }
-
-// OperateWorker runs payment.operate jobs.
-type OperateWorker struct {
-	river.WorkerDefaults[OperateArgs]
-	Engine *Engine
-}
-
-// NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
-func (w *OperateWorker) NextRetry(job *river.Job[OperateArgs]) time.Time {
-	return w.Engine.Service.Now().Add(backoff(job.Attempt))
-}
-
-// Timeout bounds one provider call and its bookkeeping.
-func (w *OperateWorker) Timeout(*river.Job[OperateArgs]) time.Duration {
-	if w.Engine.OpTimeout > 0 {
-		return w.Engine.OpTimeout
-	}
-	return time.Minute
-}
-
-// Work runs the operation.
-func (w *OperateWorker) Work(ctx context.Context, job *river.Job[OperateArgs]) error {
-	return w.Engine.run(ctx, job.Args.OperationID, job.Attempt, job.MaxAttempts)
-}
-
-func backoff(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt > 9 {
-		return 5 * time.Minute
-	}
-	return time.Duration(1<<(attempt-1)) * time.Second
-}
-
-func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int) error {
-	release, err := e.step(ctx)
+// Load implements operation.Handler: the payment, its channel and provider.
+func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error) {
+	p, err := h.e.Store.FindPaymentByID(ctx, op.ResourceID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { release() }()
-	op, err := e.Store.FindOperation(ctx, opID)
+	ch, err := h.e.Store.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if op.State == OpDone {
-		return nil
-	}
-	p, err := e.Store.FindPaymentByID(ctx, op.PaymentID)
+	prov, err := h.e.Service.Providers.Provider(ch.Provider)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
-	if err != nil {
-		return err
-	}
-	prov, err := e.Service.Providers.Provider(ch.Provider)
-	if err != nil {
-		return err
-	}
-	e.crash("before_call")
-	release() // the provider's time is not ours
-	var res provider.PayResult
-	if op.State == OpInquiring {
-		res, err = prov.Status(ctx, provider.StatusRequest{OperationID: op.ID, Profile: ch.Profile})
-		if provider.KindOf(err) == provider.NotFound {
-			// The provider never saw the operation: sending it is safe.
-			res, err = e.send(ctx, prov, ch, op, p)
-		}
-	} else {
-		res, err = e.send(ctx, prov, ch, op, p)
-	}
-	var stepErr error
-	if release, stepErr = e.step(ctx); stepErr != nil {
-		release = func() {}
-		if err == nil {
-			// Answered, then stopped before recording: the retry sends the
-			// same operation id, and the provider answers what it did.
-			return stepErr
-		}
-	}
-	e.crash("after_call")
-	if err != nil {
-		return e.failed(ctx, op, ch, err, attempt, maxAttempts)
-	}
-	return e.apply(ctx, op.ID, ch, res)
+	return &call{e: h.e, op: op, p: p, ch: ch, prov: prov}, nil
 }
 
-// send makes the provider call of an operation.
-func (e *Engine) send(ctx context.Context, prov provider.Provider, ch merchant.Channel, op *Operation, p *Payment) (provider.PayResult, error) {
+// Inquire implements operation.Call.
+func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
+	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, Profile: c.ch.Profile})
+	return Outcome{res, c.ch.Provider}, err
+}
+
+// Send implements operation.Call: the provider call of the operation's kind.
+func (c *call) Send(ctx context.Context, secret []byte) (operation.Outcome, error) {
 	var sec Secret
-	if sealed, err := e.Store.OperationSecret(ctx, op.ID); err == nil {
-		if sec, err = e.Service.openSecret(op.ID, sealed); err != nil {
-			return provider.PayResult{}, fmt.Errorf("open operation data: %w", err)
+	if secret != nil {
+		if err := sec.decode(secret); err != nil {
+			return nil, fmt.Errorf("open operation data: %w", err)
 		}
 	}
+	res, err := c.send(ctx, sec)
+	return Outcome{res, c.ch.Provider}, err
+}
+
+func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error) {
+	op, p, ch, prov := c.op, c.p, c.ch, c.prov
 	switch op.Kind {
 	case OpPay:
 		req := provider.PayRequest{
 			OperationID: op.ID, Authorize: p.OperationMode == ModeAuthorize, AmountMinor: p.AmountMinor,
-			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer,
-			Locale: p.Locale, ReturnURL: e.returnURL(p), SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
-			Instrument: provider.Instrument{Card: sec.Card, Wallet: sec.Wallet, Phone: sec.Phone},
+			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer.provider(),
+			Locale: p.Locale, ReturnURL: c.e.returnURL(p), SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
+			Instrument: provider.Instrument{Card: sec.Card.provider(), Wallet: sec.Wallet.provider(), Phone: sec.Phone},
 			Browser:    browser(p),
 		}
 		if p.SavedCardID != "" && sec.Card == nil {
-			c, err := e.Store.FindSavedCardForKey(ctx, p.AccessKeyID, p.SavedCardID)
+			sc, err := c.e.Store.FindSavedCardForKey(ctx, p.AccessKeyID, p.SavedCardID)
 			if err != nil {
 				return provider.PayResult{}, err
 			}
-			tok, err := e.Service.Sealer.Open(c.TokenSealed, SavedCardAAD(c.ID))
+			tok, err := c.e.Service.Sealer.Open(sc.TokenSealed, SavedCardAAD(sc.ID))
 			if err != nil {
 				return provider.PayResult{}, err
 			}
@@ -238,53 +167,40 @@ func (e *Engine) send(ctx context.Context, prov provider.Provider, ch merchant.C
 	return provider.PayResult{}, provider.Errorf(provider.Invalid, "unknown operation kind %q", op.Kind)
 }
 
-// failed decides what a provider error means for the operation.
-func (e *Engine) failed(ctx context.Context, op *Operation, ch merchant.Channel, err error, attempt, maxAttempts int) error {
-	kind := provider.KindOf(err)
-	e.Log.Warn("provider call failed", "operation_id", op.ID, "kind", op.Kind, "error_kind", string(kind), "attempt", attempt)
-	switch kind {
-	case provider.Transient:
-		if attempt < maxAttempts {
-			return err // River retries with backoff; resending this operation id is safe
-		}
-		return e.apply(ctx, op.ID, ch, provider.PayResult{Status: provider.StatusFailed, DeclineCode: "provider_unavailable"})
-	case provider.RateLimited:
-		var pe *provider.Error
-		if errors.As(err, &pe) && pe.RetryAfter > 0 {
-			return river.JobSnooze(pe.RetryAfter)
-		}
-		return river.JobSnooze(backoff(attempt))
-	case provider.OutcomeUnknown, provider.Unreadable:
-		// From now on only ask; an unreadable answer is also shown as manual_review.
-		if err := e.Transact(ctx, func(tx EngineTx) error {
-			cur, err := tx.FindOperation(ctx, op.ID)
-			if err != nil || cur.State == OpDone {
-				return err
-			}
-			cur.State, cur.Result, cur.UpdatedAt = OpInquiring, string(kind), e.Service.Now().UTC()
-			if err := tx.UpdateOperation(ctx, cur); err != nil {
-				return err
-			}
-			if kind != provider.Unreadable {
-				return nil
-			}
-			p, err := tx.FindPaymentByID(ctx, op.PaymentID)
-			if err != nil {
-				return err
-			}
-			if !CanMove(p.Status, ManualReview) {
-				return nil
-			}
-			p.Status, p.UpdatedAt = ManualReview, e.Service.Now().UTC()
-			return tx.UpdatePayment(ctx, p)
-		}); err != nil {
-			return err
-		}
-		// Snoozing does not use up attempts: the engine keeps asking.
-		return river.JobSnooze(backoff(attempt))
+// Failed implements operation.Handler.
+func (handler) Failed(_ *Operation, code string) operation.Outcome {
+	return Outcome{PayResult: provider.PayResult{Status: provider.StatusFailed, DeclineCode: code}}
+}
+
+// AcceptsLate implements operation.Handler: a 3DS or redirect step ends
+// after the pay or confirm operation that started it is done.
+func (handler) AcceptsLate(op *Operation) bool { return op.Kind == OpPay || op.Kind == OpConfirm }
+
+// Unreadable implements operation.Handler: the payment shows manual_review
+// while the engine keeps asking (decisions 4).
+func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) error {
+	tx, err := engineTx(t)
+	if err != nil {
+		return err
 	}
-	// Invalid, Unsupported, NotFound on a send: retrying will not help.
-	return e.apply(ctx, op.ID, ch, provider.PayResult{Status: provider.StatusFailed, DeclineCode: "processing_error"})
+	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
+	if err != nil {
+		return err
+	}
+	if !CanMove(p.Status, ManualReview) {
+		return nil
+	}
+	p.Status, p.UpdatedAt = ManualReview, h.e.Service.Now().UTC()
+	return tx.UpdatePayment(ctx, p)
+}
+
+// engineTx is the payment's view of the engine's transaction.
+func engineTx(t operation.Tx) (EngineTx, error) {
+	tx, ok := t.(EngineTx)
+	if !ok {
+		return nil, fmt.Errorf("payment: the operation engine's transaction (%T) lacks the payment's statements", t)
+	}
+	return tx, nil
 }
 
 func browser(p *Payment) *provider.Browser {

@@ -48,14 +48,14 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		return err
 	}
 	res, err := prov.Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
-	release, stepErr := e.step(ctx)
+	release, stepErr := e.Ops.Step(ctx)
 	if stepErr != nil {
 		return stepErr
 	}
 	defer release()
 	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
 		// Applied to the operation that started the step, although it is done.
-		return e.apply(ctx, job.Args.OperationID, ch, res)
+		return e.Ops.Record(ctx, job.Args.OperationID, Outcome{res, ch.Provider})
 	}
 	if e.Service.Now().Sub(p.UpdatedAt) > ActionLifetime {
 		return e.expireAction(ctx, p.ID)
@@ -112,7 +112,6 @@ func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 // AddWorkers registers every payment job's worker on the engine.
 func AddWorkers(w *river.Workers, e *Engine) {
 	river.AddWorker(w, &ExpireSessionWorker{Engine: e})
-	river.AddWorker(w, &OperateWorker{Engine: e})
 	river.AddWorker(w, &PollWorker{Engine: e})
 	river.AddWorker(w, &ExpireAuthorizationWorker{Engine: e})
 }

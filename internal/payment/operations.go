@@ -39,7 +39,7 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 	}
 	var sec *Secret
 	if code != "" {
-		sec = &Secret{Code: code}
+		sec = &Secret{Version: SecretVersion, Code: code}
 	}
 	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
 	if err := tx.UpdatePayment(ctx, p); err != nil {

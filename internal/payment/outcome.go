@@ -2,12 +2,12 @@ package payment
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -29,84 +29,65 @@ func declineMessage(code string) string {
 	return "The payment was declined."
 }
 
-// apply records a provider outcome for an operation in one transaction:
-// the payment's new status (if the life cycle allows it), the operation
-// done, its secret deleted, and any follow-up job.
-func (e *Engine) apply(ctx context.Context, opID string, ch merchant.Channel, res provider.PayResult) error {
-	var snooze time.Duration
-	err := e.Transact(ctx, func(tx EngineTx) error {
-		op, err := tx.FindOperation(ctx, opID)
-		if err != nil {
-			return err
-		}
-		p, err := tx.FindPaymentByID(ctx, op.PaymentID)
-		if err != nil {
-			return err
-		}
-		if op.State == OpDone && op.Kind != OpPay && op.Kind != OpConfirm {
-			return nil // applied already; only a 3DS or redirect outcome arrives after its operation
-		}
-		now := e.Service.Now().UTC().Truncate(time.Microsecond)
-		if res.Status == provider.StatusPending {
-			// Accepted, not finished: ask again later.
-			op.State, op.Result, op.UpdatedAt = OpInquiring, string(res.Status), now
-			snooze = e.PollEvery
-			return tx.UpdateOperation(ctx, op)
-		}
-		if res.ProviderID != "" {
-			p.ProviderPaymentID = res.ProviderID
-		}
-		if res.BankReference != nil {
-			p.BankReference = &BankReference{PaymentID: res.BankReference.PaymentID, Name: res.BankReference.Name}
-		}
-		next, follow := e.outcome(op, p, res, now)
-		if next != "" && CanMove(p.Status, next) {
-			if next != RequiresAction {
-				p.NextActionType, p.NextActionURL = "", ""
-			}
-			p.Status, p.UpdatedAt = next, now
-			// The card is saved before the status is written, so the
-			// event of this change shows saved_card_id as GET does from
-			// now on (decisions 6: data.object is the resource as GET
-			// returns it).
-			if err := e.saveCard(ctx, tx, ch.Provider, p, res, now); err != nil {
-				return err
-			}
-			if err := tx.UpdatePayment(ctx, p); err != nil {
-				return err
-			}
-			for _, j := range follow {
-				if err := tx.Enqueue(ctx, j.args, j.opts); err != nil {
-					return err
-				}
-			}
-		} else if next != "" {
-			e.Log.Info("outcome not applied: the payment moved on", "payment_id", p.ID, "from", string(p.Status), "to", string(next))
-		}
-		if op.RefundID != "" {
-			r := &Refund{ID: op.RefundID, Status: RefundFailed, CompletedAt: &now}
-			if res.Status == provider.StatusSucceeded {
-				r.Status = RefundSucceeded
-			}
-			if err := tx.CompleteRefund(ctx, r); err != nil {
-				return err
-			}
-		}
-		op.State, op.Result, op.UpdatedAt = OpDone, string(res.Status), now
-		if err := tx.UpdateOperation(ctx, op); err != nil {
-			return err
-		}
-		// The provider has seen the card data, wallet payload, phone or code:
-		// nothing of it is kept (decisions 8).
-		return tx.DeleteOperationSecret(ctx, op.ID)
-	})
-	if errors.Is(err, ErrConflict) {
-		return err // River runs the job again; the provider answers the same
+// Apply implements operation.Handler: it records an outcome on the
+// payment, in the engine's transaction: the payment's new status (if the
+// life cycle allows it) with a card it saved, any follow-up job, and a
+// refund's result. The engine marks the operation done and deletes its
+// secret in the same transaction.
+func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o operation.Outcome) error {
+	e := h.e
+	tx, err := engineTx(t)
+	if err != nil {
+		return err
 	}
-	if err == nil && snooze > 0 {
-		return river.JobSnooze(snooze)
+	out, ok := o.(Outcome)
+	if !ok {
+		return fmt.Errorf("payment: an outcome of type %T", o)
 	}
-	return err
+	res := out.PayResult
+	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
+	if err != nil {
+		return err
+	}
+	now := e.Service.Now().UTC().Truncate(time.Microsecond)
+	if res.ProviderID != "" {
+		p.ProviderPaymentID = res.ProviderID
+	}
+	if res.BankReference != nil {
+		p.BankReference = &BankReference{PaymentID: res.BankReference.PaymentID, Name: res.BankReference.Name}
+	}
+	next, follow := e.outcome(op, p, res, now)
+	if next != "" && CanMove(p.Status, next) {
+		if next != RequiresAction {
+			p.NextActionType, p.NextActionURL = "", ""
+		}
+		p.Status, p.UpdatedAt = next, now
+		// The card is saved before the status is written, so the
+		// event of this change shows saved_card_id as GET does from
+		// now on (decisions 6: data.object is the resource as GET
+		// returns it).
+		if err := e.saveCard(ctx, tx, out.Provider, p, res, now); err != nil {
+			return err
+		}
+		if err := tx.UpdatePayment(ctx, p); err != nil {
+			return err
+		}
+		for _, j := range follow {
+			if err := tx.Enqueue(ctx, j.args, j.opts); err != nil {
+				return err
+			}
+		}
+	} else if next != "" {
+		e.Log.Info("outcome not applied: the payment moved on", "payment_id", p.ID, "from", string(p.Status), "to", string(next))
+	}
+	if op.Ref != "" {
+		r := &Refund{ID: op.Ref, Status: RefundFailed, CompletedAt: &now}
+		if res.Status == provider.StatusSucceeded {
+			r.Status = RefundSucceeded
+		}
+		return tx.CompleteRefund(ctx, r)
+	}
+	return nil
 }
 
 type followUp struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -17,7 +18,7 @@ import (
 // Paygate's return page. The payment meanwhile is requires_action with
 // next_action redirect, so the outcome arrives the way a 3DS outcome does:
 // the poll job asks the provider, and the return page (confirm without a
-// code) asks at once. Both apply the answer through Engine.apply.
+// code) asks at once. Both record the answer through the operation engine.
 //
 // The operation behind the provider's page is an OpPay operation that is
 // never sent: it is created in state OpInquiring, its id is the provider's
@@ -88,7 +89,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if op, err = redirectOperation(ctx, tx, p.ID); err != nil || op != nil {
 			return err // an earlier attempt's operation: the provider replays its page
 		}
-		op = &Operation{ID: e.Service.NewID(), PaymentID: p.ID, Kind: OpPay, State: OpInquiring,
+		op = &Operation{ID: e.Service.NewID(), Resource: Resource, ResourceID: p.ID, Kind: OpPay, State: OpInquiring,
 			AmountMinor: p.AmountMinor, Result: RedirectResult, CreatedAt: now, UpdatedAt: now}
 		return tx.CreateOperation(ctx, op, nil)
 	})
@@ -184,5 +185,5 @@ func (s *Service) confirmRedirect(ctx context.Context, tx OperationTx, p *Paymen
 	if err := tx.UpdatePayment(ctx, p); err != nil {
 		return nil, true, err
 	}
-	return p, true, tx.Enqueue(ctx, OperateArgs{OperationID: op.ID}, nil)
+	return p, true, tx.Enqueue(ctx, operation.RunArgs{OperationID: op.ID}, nil)
 }

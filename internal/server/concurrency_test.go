@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/server"
@@ -32,7 +33,8 @@ func (e *env) apiProcess() string {
 	// The same workers as every process registers (River refuses to insert
 	// a kind it does not know); this one runs none of them.
 	workers := river.NewWorkers()
-	payment.AddWorkers(workers, &payment.Engine{Service: e.deps.Payments, Store: s})
+	operation.AddWorkers(workers, &operation.Engine{})
+	payment.AddWorkers(workers, &payment.Engine{})
 	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
 	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log})
 	require.NoError(e.t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
@@ -118,15 +119,22 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	adapter := acq.Adapter(&http.Client{Timeout: time.Second})
 	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID,
 		Providers: provider.Registry{sandbox.Name: adapter}}
-	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond, Steps: make(chan struct{}, 2),
+	ops := &operation.Engine{Store: s, Sealer: kr, Now: clk.Now, Log: log, PollEvery: 50 * time.Millisecond,
+		Steps: make(chan struct{}, 2),
+		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		}}
+	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond, Ops: ops,
 		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
+	ops.Handle(payment.Resource, eng.Handler())
 	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
 	payments.BINs = bins
 
 	workers := river.NewWorkers()
+	operation.AddWorkers(workers, ops)
 	payment.AddWorkers(workers, eng)
 	webhooks := addWebhookWorkers(workers, s, kr, clk, newID, log, o)
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})

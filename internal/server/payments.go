@@ -11,7 +11,6 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -25,7 +24,7 @@ func (s *Server) createDirect() http.Handler {
 				AcceptHeader: c.r.Header.Get("Accept"), UserAgent: c.r.Header.Get("User-Agent"), PayerIP: s.clientIP(c.r),
 			}
 			if pc := in.PaymentMethod.Card; pc != nil {
-				d.Card = &provider.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
+				d.Card = &payment.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
 					CVV: deref(pc.CVV), Holder: deref(pc.Cardholder)}
 			}
 			if in.PaymentMethod.Mobile != nil {

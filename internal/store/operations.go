@@ -5,16 +5,28 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 )
 
-const operationColumns = `id, payment_id, kind, state, amount_minor, refund_id, result, created_at, updated_at`
+// operationColumns reads an operation. resource_id is NULL in rows an
+// earlier version wrote during a rollout: their payment_id is the resource
+// (migration 00008). refund_id holds Operation.Ref.
+const operationColumns = `id, resource, COALESCE(resource_id, payment_id), kind, state, amount_minor, refund_id, result,
+	created_at, updated_at`
 
 // CreateOperation stores an operation and, when given, its sealed secret.
-func (q Queries) CreateOperation(ctx context.Context, op *payment.Operation, sealed []byte) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO operations (`+operationColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		op.ID, op.PaymentID, op.Kind, op.State, op.AmountMinor, op.RefundID, op.Result, micros(op.CreatedAt), micros(op.UpdatedAt))
+// A payment's operation also sets payment_id, which earlier versions read.
+func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, sealed []byte) error {
+	var paymentID sql.NullString
+	if op.Resource == payment.Resource {
+		paymentID = sql.NullString{String: op.ResourceID, Valid: true}
+	}
+	_, err := q.q.ExecContext(ctx, `INSERT INTO operations (id, resource, resource_id, payment_id, kind, state,
+		amount_minor, refund_id, result, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		op.ID, op.Resource, op.ResourceID, paymentID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
+		micros(op.CreatedAt), micros(op.UpdatedAt))
 	if err != nil || sealed == nil {
 		return err
 	}
@@ -22,34 +34,35 @@ func (q Queries) CreateOperation(ctx context.Context, op *payment.Operation, sea
 	return err
 }
 
-func scanOperation(row interface{ Scan(...any) error }) (*payment.Operation, error) {
+func scanOperation(row interface{ Scan(...any) error }) (*operation.Operation, error) {
 	var (
-		op               payment.Operation
+		op               operation.Operation
+		state            string
 		created, updated int64
 	)
-	err := row.Scan(&op.ID, &op.PaymentID, &op.Kind, &op.State, &op.AmountMinor, &op.RefundID, &op.Result, &created, &updated)
+	err := row.Scan(&op.ID, &op.Resource, &op.ResourceID, &op.Kind, &state, &op.AmountMinor, &op.Ref, &op.Result, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
-	op.CreatedAt, op.UpdatedAt = fromMicros(created), fromMicros(updated)
+	op.State, op.CreatedAt, op.UpdatedAt = operation.State(state), fromMicros(created), fromMicros(updated)
 	return &op, err
 }
 
 // FindOperation finds an operation by id.
-func (q Queries) FindOperation(ctx context.Context, id string) (*payment.Operation, error) {
+func (q Queries) FindOperation(ctx context.Context, id string) (*operation.Operation, error) {
 	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations WHERE id = $1`, id))
 }
 
 // LatestOperation returns the newest operation of a kind for a payment.
-func (q Queries) LatestOperation(ctx context.Context, paymentID, kind string) (*payment.Operation, error) {
+func (q Queries) LatestOperation(ctx context.Context, paymentID, kind string) (*operation.Operation, error) {
 	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations
 		WHERE payment_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1`, paymentID, kind))
 }
 
 // UpdateOperation stores an operation's state and result.
-func (q Queries) UpdateOperation(ctx context.Context, op *payment.Operation) error {
+func (q Queries) UpdateOperation(ctx context.Context, op *operation.Operation) error {
 	res, err := q.q.ExecContext(ctx, `UPDATE operations SET state = $2, result = $3, updated_at = $4 WHERE id = $1`,
-		op.ID, op.State, op.Result, micros(op.UpdatedAt))
+		op.ID, string(op.State), op.Result, micros(op.UpdatedAt))
 	if err != nil {
 		return err
 	}
@@ -163,7 +176,7 @@ func (q Queries) ListRefunds(ctx context.Context, paymentID string) ([]payment.R
 // OpenOperations lists a payment's operations that are not done.
 func (q Queries) OpenOperations(ctx context.Context, paymentID string) ([]payment.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations
-		WHERE payment_id = $1 AND state <> $2 ORDER BY created_at, id`, paymentID, payment.OpDone)
+		WHERE payment_id = $1 AND state <> $2 ORDER BY created_at, id`, paymentID, string(payment.OpDone))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package payment
+package operation
 
 import (
 	"context"
@@ -10,29 +10,29 @@ import (
 func TestSteps(t *testing.T) {
 	e := &Engine{Steps: make(chan struct{}, 1)}
 	ctx := context.Background()
-	release, err := e.step(ctx)
+	release, err := e.Step(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiting, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := e.step(waiting); err == nil {
+	if _, err := e.Step(waiting); err == nil {
 		t.Fatal("a second step was granted while the only one is held")
 	}
 	release()
 	release() // a second release must not free a step someone else holds
-	other, err := e.step(ctx)
+	other, err := e.Step(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.step(waiting); err == nil {
+	if _, err := e.Step(waiting); err == nil {
 		t.Fatal("the double release freed a step twice")
 	}
 	other()
 
 	unbounded := &Engine{}
 	for range 3 {
-		if _, err := unbounded.step(ctx); err != nil {
+		if _, err := unbounded.Step(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

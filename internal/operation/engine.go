@@ -1,0 +1,328 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Store is what the engine reads outside a transaction.
+type Store interface {
+	FindOperation(ctx context.Context, id string) (*Operation, error)
+	// OperationSecret returns the sealed secret, an error once deleted.
+	OperationSecret(ctx context.Context, operationID string) ([]byte, error)
+}
+
+// Tx is what the engine writes in the transaction that records an outcome.
+// The transaction a Handler receives is the same value: a handler asserts
+// the richer interface it needs (the store's transaction offers all).
+type Tx interface {
+	FindOperation(ctx context.Context, id string) (*Operation, error)
+	UpdateOperation(ctx context.Context, op *Operation) error
+	DeleteOperationSecret(ctx context.Context, operationID string) error
+}
+
+// QueueTx is what queueing an operation needs, in the caller's transaction.
+type QueueTx interface {
+	CreateOperation(ctx context.Context, op *Operation, sealed []byte) error
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Outcome is a provider's answer to an operation, in a resource's own type.
+type Outcome interface {
+	// Pending reports an accepted call without an outcome yet: the engine
+	// asks again after PollEvery.
+	Pending() bool
+	// Result is the short record kept on the operation.
+	Result() string
+}
+
+// Call is one loaded operation, ready to go to its provider.
+type Call interface {
+	// Send makes the call; secret is the sealed secret opened (nil when the
+	// operation has none). The provider dedups on the operation id.
+	Send(ctx context.Context, secret []byte) (Outcome, error)
+	// Inquire asks the provider for the outcome of the operation, by id.
+	Inquire(ctx context.Context) (Outcome, error)
+}
+
+// Handler is what a resource implements to have its operations run.
+type Handler interface {
+	// Load reads what the operation's call needs, outside any transaction.
+	Load(ctx context.Context, op *Operation) (Call, error)
+	// Apply records an outcome on the resource in tx. op is as read in tx
+	// (it may be done already when AcceptsLate allowed it).
+	Apply(ctx context.Context, tx Tx, op *Operation, out Outcome) error
+	// Unreadable records, in tx, that the provider's answer could not be
+	// read (manual_review): the engine keeps asking.
+	Unreadable(ctx context.Context, tx Tx, op *Operation) error
+	// Failed is the outcome Paygate decides when the provider cannot be
+	// used (code "provider_unavailable" or "processing_error").
+	Failed(op *Operation, code string) Outcome
+	// AcceptsLate reports whether an outcome may still be applied once op
+	// is done (a payment's 3DS step finishes after its pay operation).
+	AcceptsLate(op *Operation) bool
+}
+
+// Engine runs operations (docs/payments.md, "Never charged twice"): the
+// state change and its job commit together; each call carries the
+// operation id; a transient error is retried with backoff; an unknown
+// outcome is resolved by asking, never by a new call; an unreadable answer
+// is recorded by the handler (manual_review) and the engine keeps asking.
+type Engine struct {
+	Store    Store
+	Transact func(ctx context.Context, fn func(Tx) error) error
+	Sealer   Sealer
+	Now      func() time.Time
+	Log      *slog.Logger
+	// PollEvery is how long a pending outcome waits before it is asked for again.
+	PollEvery time.Duration
+	// CrashAt kills the process at a point of an operation, for the crash
+	// tests only (PAYGATE_CRASH_AT): "before_call" (after the request's
+	// commit, before the provider call) or "after_call" (the provider has
+	// answered, nothing recorded yet). Empty in normal operation.
+	CrashAt string
+	// OpTimeout bounds one run (the provider call and its bookkeeping); it
+	// must exceed the provider call timeout. Zero: 1 minute.
+	OpTimeout time.Duration
+	// Steps, when set, bounds how many operations do their own work at
+	// once (reads, opening sealed data, recording the outcome): one that
+	// waits for its provider holds no step. Twenty jobs fetched together
+	// would otherwise crowd the requests out of the CPU and, on SQLite, out
+	// of the group commits. serve gives it one step per core.
+	Steps chan struct{}
+
+	handlers map[string]Handler
+}
+
+// Handle registers the handler of a resource's operations.
+func (e *Engine) Handle(resource string, h Handler) {
+	if e.handlers == nil {
+		e.handlers = map[string]Handler{}
+	}
+	e.handlers[resource] = h
+}
+
+func (e *Engine) handler(op *Operation) (Handler, error) {
+	h, ok := e.handlers[op.Resource]
+	if !ok {
+		return nil, fmt.Errorf("operation %s: no handler for resource %q", op.ID, op.Resource)
+	}
+	return h, nil
+}
+
+// Queue stores a new pending operation with its secret sealed (nil: none)
+// and queues its job, in the caller's transaction: the operation exists
+// exactly when the change that asked for it commits.
+func (e *Engine) Queue(ctx context.Context, tx QueueTx, op *Operation, secret any) error {
+	return Queue(ctx, tx, e.Sealer, op, secret)
+}
+
+// Queue is Engine.Queue for callers that hold only the sealer.
+func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any) error {
+	op.State = Pending
+	var sealed []byte
+	if secret != nil {
+		var err error
+		if sealed, err = Seal(s, op.ID, secret); err != nil {
+			return fmt.Errorf("seal operation data: %w", err)
+		}
+	}
+	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
+		return err
+	}
+	return tx.Enqueue(ctx, RunArgs{OperationID: op.ID}, nil)
+}
+
+// Step takes one of Steps (waiting for it) and returns its release, which
+// may be called more than once. Jobs of a resource that do their own work
+// beside operations (a payment's poll) take steps too.
+func (e *Engine) Step(ctx context.Context) (release func(), err error) {
+	if e.Steps == nil {
+		return func() {}, nil
+	}
+	select {
+	case e.Steps <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-e.Steps }) }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// crash kills the process without any cleanup, as kill -9 does.
+func (e *Engine) crash(point string) {
+	if e.CrashAt == point {
+		e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // never returns
+	}
+}
+
+// Backoff is the wait before attempt (from 1): 1 s, 2 s, 4 s … up to 5
+// minutes.
+func Backoff(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt > 9 {
+		return 5 * time.Minute
+	}
+	return time.Duration(1<<(attempt-1)) * time.Second
+}
+
+// Run runs one attempt of an operation. It returns nil when the outcome is
+// recorded, a river.JobSnooze to be asked again later, or an error for River
+// to retry with backoff.
+func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int) error {
+	release, err := e.Step(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { release() }()
+	op, err := e.Store.FindOperation(ctx, opID)
+	if err != nil {
+		return err
+	}
+	if op.State == Done {
+		return nil
+	}
+	h, err := e.handler(op)
+	if err != nil {
+		return err
+	}
+	call, err := h.Load(ctx, op)
+	if err != nil {
+		return err
+	}
+	e.crash("before_call")
+	release() // the provider's time is not ours
+	var out Outcome
+	if op.State == Inquiring {
+		out, err = call.Inquire(ctx)
+		if provider.KindOf(err) == provider.NotFound {
+			// The provider never saw the operation: sending it is safe.
+			out, err = e.send(ctx, call, op)
+		}
+	} else {
+		out, err = e.send(ctx, call, op)
+	}
+	var stepErr error
+	if release, stepErr = e.Step(ctx); stepErr != nil {
+		release = func() {}
+		if err == nil {
+			// Answered, then stopped before recording: the retry sends the
+			// same operation id, and the provider answers what it did.
+			return stepErr
+		}
+	}
+	e.crash("after_call")
+	if err != nil {
+		return e.failed(ctx, h, op, err, attempt, maxAttempts)
+	}
+	return e.Record(ctx, op.ID, out)
+}
+
+// send opens the operation's secret and sends the call.
+func (e *Engine) send(ctx context.Context, call Call, op *Operation) (Outcome, error) {
+	var secret []byte
+	if sealed, err := e.Store.OperationSecret(ctx, op.ID); err == nil {
+		if secret, err = e.Sealer.Open(sealed, AAD(op.ID)); err != nil {
+			return nil, fmt.Errorf("open operation data: %w", err)
+		}
+	}
+	return call.Send(ctx, secret)
+}
+
+// failed decides what a provider error means for the operation.
+func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error, attempt, maxAttempts int) error {
+	kind := provider.KindOf(err)
+	e.Log.Warn("provider call failed", "operation_id", op.ID, "resource", op.Resource, "kind", op.Kind,
+		"error_kind", string(kind), "attempt", attempt)
+	switch kind {
+	case provider.Transient:
+		if attempt < maxAttempts {
+			return err // River retries with backoff; resending this operation id is safe
+		}
+		return e.Record(ctx, op.ID, h.Failed(op, "provider_unavailable"))
+	case provider.RateLimited:
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.RetryAfter > 0 {
+			return river.JobSnooze(pe.RetryAfter)
+		}
+		return river.JobSnooze(Backoff(attempt))
+	case provider.OutcomeUnknown, provider.Unreadable:
+		// From now on only ask; an unreadable answer is recorded by the
+		// handler too (manual_review).
+		if err := e.Transact(ctx, func(tx Tx) error {
+			cur, err := tx.FindOperation(ctx, op.ID)
+			if err != nil || cur.State == Done {
+				return err
+			}
+			cur.State, cur.Result, cur.UpdatedAt = Inquiring, string(kind), e.Now().UTC()
+			if err := tx.UpdateOperation(ctx, cur); err != nil {
+				return err
+			}
+			if kind != provider.Unreadable {
+				return nil
+			}
+			return h.Unreadable(ctx, tx, cur)
+		}); err != nil {
+			return err
+		}
+		// Snoozing does not use up attempts: the engine keeps asking.
+		return river.JobSnooze(Backoff(attempt))
+	}
+	// Invalid, Unsupported, NotFound on a send: retrying will not help.
+	return e.Record(ctx, op.ID, h.Failed(op, "processing_error"))
+}
+
+// Record records an outcome for an operation in one transaction: the
+// handler's change to its resource, the operation done, and its secret
+// deleted (the provider has seen it: docs/design/decisions.md section 8).
+// A pending outcome marks the operation inquiring and answers a
+// river.JobSnooze of PollEvery. A resource's own jobs (a payment's poll)
+// record outcomes through it too.
+func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
+	var snooze time.Duration
+	err := e.Transact(ctx, func(tx Tx) error {
+		op, err := tx.FindOperation(ctx, opID)
+		if err != nil {
+			return err
+		}
+		h, err := e.handler(op)
+		if err != nil {
+			return err
+		}
+		if op.State == Done && !h.AcceptsLate(op) {
+			return nil // recorded already
+		}
+		now := e.Now().UTC().Truncate(time.Microsecond)
+		if out.Pending() {
+			op.State, op.Result, op.UpdatedAt = Inquiring, out.Result(), now
+			snooze = e.PollEvery
+			return tx.UpdateOperation(ctx, op)
+		}
+		if err := h.Apply(ctx, tx, op, out); err != nil {
+			return err
+		}
+		op.State, op.Result, op.UpdatedAt = Done, out.Result(), now
+		if err := tx.UpdateOperation(ctx, op); err != nil {
+			return err
+		}
+		return tx.DeleteOperationSecret(ctx, op.ID)
+	})
+	if err == nil && snooze > 0 {
+		return river.JobSnooze(snooze)
+	}
+	return err // a lost compare-and-set too: River runs the job again; the provider answers the same
+}
