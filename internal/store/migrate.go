@@ -22,7 +22,10 @@ const migrationLock = 7_301_055_120
 
 // Migrate brings Paygate's tables and River's up to date. It is safe to run
 // from several processes at once.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
+
+// migrate applies Paygate's migrations up to version (0: all), then River's.
+func (s *Store) migrate(ctx context.Context, version int64) error {
 	if s.dialect == Postgres {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
@@ -46,7 +49,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if version > 0 {
+		_, err = p.UpTo(ctx, version)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("migrate paygate tables: %w", err)
 	}
 	if err := migrateRiver(ctx, s.dialect, s.db); err != nil {

@@ -1,0 +1,273 @@
+package operation_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/vault"
+)
+
+// outcome is the fake resource's outcome.
+type outcome struct{ status string }
+
+func (o outcome) Pending() bool  { return o.status == "pending" }
+func (o outcome) Result() string { return o.status }
+
+// answer is one scripted answer of the fake provider.
+type answer struct {
+	status string // an outcome, when err is nil
+	err    error
+}
+
+// thing is a fake resource and its provider: each call takes the next
+// scripted answer and is recorded.
+type thing struct {
+	mu         sync.Mutex
+	answers    []answer
+	calls      []string // "send:<secret>" or "inquire"
+	applied    []string
+	unreadable int
+	late       bool
+}
+
+func (h *thing) next(call string) (operation.Outcome, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, call)
+	if len(h.answers) == 0 {
+		return nil, errors.New("no scripted answer left")
+	}
+	a := h.answers[0]
+	h.answers = h.answers[1:]
+	if a.err != nil {
+		return nil, a.err
+	}
+	return outcome{a.status}, nil
+}
+
+func (h *thing) Load(context.Context, *operation.Operation) (operation.Call, error) { return (*thingCall)(h), nil }
+
+func (h *thing) Apply(_ context.Context, _ operation.Tx, _ *operation.Operation, out operation.Outcome) error {
+	h.applied = append(h.applied, out.Result())
+	return nil
+}
+
+func (h *thing) Unreadable(context.Context, operation.Tx, *operation.Operation) error {
+	h.unreadable++
+	return nil
+}
+
+func (h *thing) Failed(_ *operation.Operation, code string) operation.Outcome {
+	return outcome{"failed:" + code}
+}
+
+func (h *thing) AcceptsLate(*operation.Operation) bool { return h.late }
+
+type thingCall thing
+
+func (c *thingCall) Send(_ context.Context, secret []byte) (operation.Outcome, error) {
+	return (*thing)(c).next("send:" + string(secret))
+}
+
+func (c *thingCall) Inquire(context.Context) (operation.Outcome, error) {
+	return (*thing)(c).next("inquire")
+}
+
+// rig is an engine on a real database with the fake resource registered.
+type rig struct {
+	t      *testing.T
+	store  *store.Store
+	engine *operation.Engine
+	thing  *thing
+}
+
+const pollEvery = 3 * time.Second
+
+func newRig(t *testing.T, db storetest.Database) *rig {
+	s := storetest.Open(t, db)
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	e := &operation.Engine{Store: s, Sealer: vault.New(), Now: time.Now, Log: log, PollEvery: pollEvery,
+		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		}}
+	th := &thing{}
+	e.Handle("thing", th)
+	workers := river.NewWorkers()
+	operation.AddWorkers(workers, e)
+	_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{Log: log})
+	require.NoError(t, err)
+	return &rig{t: t, store: s, engine: e, thing: th}
+}
+
+// queue stores an operation of the fake resource with a secret, in state.
+func (r *rig) queue(state operation.State) *operation.Operation {
+	r.t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	op := &operation.Operation{ID: uuid.NewString(), Resource: "thing", ResourceID: uuid.NewString(), Kind: "poke",
+		CreatedAt: now, UpdatedAt: now}
+	require.NoError(r.t, r.store.InTx(ctx, func(tx *store.Tx) error {
+		return r.engine.Queue(ctx, tx, op, map[string]string{"code": "s3cret"})
+	}))
+	if state != operation.Pending {
+		op.State = state
+		require.NoError(r.t, r.store.UpdateOperation(ctx, op))
+	}
+	return op
+}
+
+func (r *rig) reload(op *operation.Operation) (*operation.Operation, bool) {
+	r.t.Helper()
+	cur, err := r.store.FindOperation(context.Background(), op.ID)
+	require.NoError(r.t, err)
+	_, err = r.store.OperationSecret(context.Background(), op.ID)
+	return cur, err == nil
+}
+
+func snoozed(err error) (time.Duration, bool) {
+	var s *rivertype.JobSnoozeError
+	if errors.As(err, &s) {
+		return s.Duration, true
+	}
+	return 0, false
+}
+
+const secret = `send:{"code":"s3cret"}`
+
+// TestEnginePolicy is the engine's policy, case by case, against a fake
+// provider on both databases: what each answer or error kind does to the
+// operation, its secret and the job (docs/payments.md, "Never charged
+// twice").
+func TestEnginePolicy(t *testing.T) {
+	transient := provider.Errorf(provider.Transient, "503 before processing")
+	for _, tc := range []struct {
+		name     string
+		state    operation.State // the operation's state before the run
+		attempt  int             // of 5
+		answers  []answer
+		calls    []string
+		applied  []string
+		snooze   time.Duration // >0: the run answers a snooze of this length
+		retry    bool          // the run answers an error for River to retry
+		after    operation.State
+		kept     bool // the secret is still there
+		unreadOK int  // Unreadable calls
+	}{
+		{name: "an outcome is recorded and the secret deleted", state: operation.Pending, attempt: 1,
+			answers: []answer{{status: "succeeded"}}, calls: []string{secret}, applied: []string{"succeeded"},
+			after: operation.Done},
+		{name: "pending: ask again after PollEvery, keep the secret", state: operation.Pending, attempt: 1,
+			answers: []answer{{status: "pending"}}, calls: []string{secret}, snooze: pollEvery,
+			after: operation.Inquiring, kept: true},
+		{name: "transient: River retries the same send", state: operation.Pending, attempt: 2,
+			answers: []answer{{err: transient}}, calls: []string{secret}, retry: true,
+			after: operation.Pending, kept: true},
+		{name: "transient at the last attempt: provider_unavailable", state: operation.Pending, attempt: 5,
+			answers: []answer{{err: transient}}, calls: []string{secret}, applied: []string{"failed:provider_unavailable"},
+			after: operation.Done},
+		{name: "rate limited: snooze for Retry-After", state: operation.Pending, attempt: 3,
+			answers: []answer{{err: &provider.Error{Kind: provider.RateLimited, RetryAfter: 7 * time.Second}}},
+			calls: []string{secret}, snooze: 7 * time.Second, after: operation.Pending, kept: true},
+		{name: "rate limited without Retry-After: snooze by backoff", state: operation.Pending, attempt: 3,
+			answers: []answer{{err: provider.Errorf(provider.RateLimited, "slow down")}},
+			calls: []string{secret}, snooze: operation.Backoff(3), after: operation.Pending, kept: true},
+		{name: "outcome unknown: inquire from now on, never resend", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: provider.Errorf(provider.OutcomeUnknown, "timeout")}},
+			calls: []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
+		{name: "a plain error counts as outcome unknown", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: errors.New("connection reset")}},
+			calls: []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
+		{name: "unreadable: inquire, and the resource records it", state: operation.Pending, attempt: 2,
+			answers: []answer{{err: provider.Errorf(provider.Unreadable, "garbage")}},
+			calls: []string{secret}, snooze: operation.Backoff(2), after: operation.Inquiring, kept: true, unreadOK: 1},
+		{name: "inquiring: asks, does not send", state: operation.Inquiring, attempt: 7,
+			answers: []answer{{status: "succeeded"}}, calls: []string{"inquire"}, applied: []string{"succeeded"},
+			after: operation.Done},
+		{name: "inquiring, still unreadable: keeps asking", state: operation.Inquiring, attempt: 40,
+			answers: []answer{{err: provider.Errorf(provider.Unreadable, "garbage")}}, calls: []string{"inquire"},
+			snooze: operation.Backoff(40), after: operation.Inquiring, kept: true, unreadOK: 1},
+		{name: "inquiring, the provider never saw it: sent, safely", state: operation.Inquiring, attempt: 2,
+			answers: []answer{{err: provider.Errorf(provider.NotFound, "no such operation")}, {status: "succeeded"}},
+			calls: []string{"inquire", secret}, applied: []string{"succeeded"}, after: operation.Done},
+		{name: "invalid: processing_error, no retry", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: provider.Errorf(provider.Invalid, "bad request")}}, calls: []string{secret},
+			applied: []string{"failed:processing_error"}, after: operation.Done},
+		{name: "unsupported: processing_error", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: provider.Errorf(provider.Unsupported, "no capability")}}, calls: []string{secret},
+			applied: []string{"failed:processing_error"}, after: operation.Done},
+		{name: "done: nothing is called", state: operation.Done, attempt: 1, after: operation.Done, kept: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, db := range storetest.Databases(t) {
+				t.Run(db.Name, func(t *testing.T) {
+					r := newRig(t, db)
+					r.thing.answers = tc.answers
+					op := r.queue(tc.state)
+					err := r.engine.Run(context.Background(), op.ID, tc.attempt, 5)
+					d, isSnooze := snoozed(err)
+					switch {
+					case tc.snooze > 0:
+						require.True(t, isSnooze, "want a snooze, got %v", err)
+						require.Equal(t, tc.snooze, d)
+					case tc.retry:
+						require.Error(t, err)
+						require.False(t, isSnooze)
+					default:
+						require.NoError(t, err)
+					}
+					require.Equal(t, tc.calls, r.thing.calls, "the provider calls")
+					require.Equal(t, tc.applied, r.thing.applied, "the outcomes recorded")
+					require.Equal(t, tc.unreadOK, r.thing.unreadable)
+					cur, kept := r.reload(op)
+					require.Equal(t, tc.after, cur.State)
+					require.Equal(t, tc.kept, kept, "the secret is kept exactly while the provider may need it")
+				})
+			}
+		})
+	}
+}
+
+// TestRecordLate: an outcome for a done operation is recorded only when
+// the resource accepts late outcomes (a payment's 3DS step).
+func TestRecordLate(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			r := newRig(t, db)
+			op := r.queue(operation.Done)
+			require.NoError(t, r.engine.Record(context.Background(), op.ID, outcome{"succeeded"}))
+			require.Empty(t, r.thing.applied)
+			r.thing.late = true
+			require.NoError(t, r.engine.Record(context.Background(), op.ID, outcome{"succeeded"}))
+			require.Equal(t, []string{"succeeded"}, r.thing.applied)
+		})
+	}
+}
+
+// TestUnknownResource: an operation no handler serves is an error, and
+// nothing is sent.
+func TestUnknownResource(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			r := newRig(t, db)
+			op := r.queue(operation.Pending)
+			bare := &operation.Engine{Store: r.store, Transact: r.engine.Transact, Now: time.Now, Log: r.engine.Log}
+			require.ErrorContains(t, bare.Run(context.Background(), op.ID, 1, 5), `no handler for resource "thing"`)
+			require.Empty(t, r.thing.calls)
+		})
+	}
+}
