@@ -1,4 +1,4 @@
-package server
+package checkout
 
 import (
 	"bytes"
@@ -12,9 +12,7 @@ import (
 	"errors"
 	"html/template"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -26,11 +24,11 @@ import (
 // The checkout's template, style sheet and script are embedded: the page
 // loads nothing from anywhere else.
 //
-//go:embed checkout/page.html checkout/checkout.css checkout/checkout.js
+//go:embed assets/page.html assets/checkout.css assets/checkout.js
 var checkoutFiles embed.FS
 
 var (
-	pageTemplate = template.Must(template.ParseFS(checkoutFiles, "checkout/page.html"))
+	pageTemplate = template.Must(template.ParseFS(checkoutFiles, "assets/page.html"))
 	// assets are the files under /assets/, by name, with a version (a hash
 	// of their content) that page links carry so caches never serve a stale one.
 	assets, assetVersion = loadAssets("checkout.css", "checkout.js")
@@ -45,7 +43,7 @@ func loadAssets(names ...string) (map[string]asset, string) {
 	out := map[string]asset{}
 	h := sha256.New()
 	for _, n := range names {
-		b, err := checkoutFiles.ReadFile("checkout/" + n)
+		b, err := checkoutFiles.ReadFile("assets/" + n)
 		if err != nil {
 			panic(err)
 		}
@@ -55,8 +53,8 @@ func loadAssets(names ...string) (map[string]asset, string) {
 	return out, hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// checkoutAsset is GET /assets/{file}: the checkout's CSS and JavaScript.
-func (s *Server) checkoutAsset() http.Handler {
+// Asset is GET /assets/{file}: the checkout's CSS and JavaScript.
+func (pg *Pages) Asset() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, ok := assets[r.PathValue("file")]
 		if !ok {
@@ -77,20 +75,20 @@ func (s *Server) checkoutAsset() http.Handler {
 }
 
 // renderPage writes a checkout page with the headers every one carries.
-func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, v pageView) {
-	v.Sandbox, v.Asset = s.cfg.Environment == merchant.Sandbox, assetVersion
+func (pg *Pages) renderPage(w http.ResponseWriter, r *http.Request, status int, v pageView) {
+	v.Sandbox, v.Asset = pg.cfg.Environment == merchant.Sandbox, assetVersion
 	if v.Script {
 		v.Nonce = newSecret(16)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.ExecuteTemplate(&b, "page", v); err != nil {
-		s.log.Error("checkout: page could not be drawn", "request_id", requestID(r.Context()), "error", err)
+		pg.log.Error("checkout: page could not be drawn", "request_id", pg.requestID(r.Context()), "error", err)
 		http.Error(w, "The page could not be drawn.", http.StatusInternalServerError)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", s.pagePolicy(v))
+	h.Set("Content-Security-Policy", pg.pagePolicy(v))
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -104,13 +102,13 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 // framed. Forms may lead to Paygate itself and, through the redirects that
 // follow a submission, to the provider's pages (3DS, the provider's
 // checkout) and the merchant's return_url.
-func (s *Server) pagePolicy(v pageView) string {
+func (pg *Pages) pagePolicy(v pageView) string {
 	script := "'self'"
 	if v.Nonce != "" {
 		script += " 'nonce-" + v.Nonce + "'"
 	}
 	form := []string{"'self'"}
-	for _, t := range append(append([]string(nil), s.cfg.ProviderOrigins...), v.formTargets...) {
+	for _, t := range append(append([]string(nil), pg.cfg.ProviderOrigins...), v.formTargets...) {
 		if o := origin(t); o != "" && !strings.Contains(strings.Join(form, " "), o) {
 			form = append(form, o)
 		}
@@ -178,16 +176,16 @@ type KeyDeriver interface {
 	DeriveKeys(label string) [][]byte
 }
 
-// formKeys derives the anti-forgery keys. A server without them would have
-// to make up a key of its own, which the other processes of a cluster would
+// formKeys derives the anti-forgery keys. Pages without them would have to
+// make up a key of their own, which the other processes of a cluster would
 // not share, so New refuses instead.
 func formKeys(d KeyDeriver) ([][]byte, error) {
 	if d == nil {
-		return nil, errors.New("server: Deps.Keys is required: the checkout's anti-forgery key derives from the master keys")
+		return nil, errors.New("checkout: Deps.Keys is required: the checkout's anti-forgery key derives from the master keys")
 	}
 	keys := d.DeriveKeys(formKeyLabel)
 	if len(keys) == 0 {
-		return nil, errors.New("server: the master keyring derived no anti-forgery key")
+		return nil, errors.New("checkout: the master keyring derived no anti-forgery key")
 	}
 	return keys, nil
 }
@@ -198,36 +196,24 @@ func formKeys(d KeyDeriver) ([][]byte, error) {
 // says so (X-Forwarded-Proto; forwarded headers only from trusted proxies,
 // client API). Otherwise the cookie cannot be Secure: a browser on plain
 // http would drop it and every form would fail.
-func (s *Server) secureCookie(r *http.Request) bool {
+func (pg *Pages) secureCookie(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	u, err := url.Parse(s.cfg.PublicURL)
+	u, err := url.Parse(pg.cfg.PublicURL)
 	if err != nil || u.Scheme != "https" {
 		return false
 	}
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	// Only the last entry is the trusted proxy's own: entries before it came
-	// with the request, and the payer can write them (as X-Forwarded-For is
-	// read from the right in clientIP).
-	protos := strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")
-	return strings.EqualFold(strings.TrimSpace(protos[len(protos)-1]), "https") && s.fromTrustedProxy(r)
+	// Only the trusted proxy's own X-Forwarded-Proto entry counts
+	// (forwarded.Proxies.HTTPS).
+	return pg.cfg.Proxies.HTTPS(r)
 }
 
-// fromTrustedProxy reports whether the request's socket peer is a trusted proxy.
-func (s *Server) fromTrustedProxy(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	peer, err := netip.ParseAddr(host)
-	return err == nil && s.trusted(peer)
-}
-
-func (s *Server) csrfCookieName(r *http.Request) string {
-	if s.secureCookie(r) {
+func (pg *Pages) csrfCookieName(r *http.Request) string {
+	if pg.secureCookie(r) {
 		return "__Host-" + csrfCookie
 	}
 	return csrfCookie
@@ -235,8 +221,8 @@ func (s *Server) csrfCookieName(r *http.Request) string {
 
 // formToken returns the token for the session's forms, setting the cookie
 // when the browser has none yet.
-func (s *Server) formToken(w http.ResponseWriter, r *http.Request, sessionID string) string {
-	name := s.csrfCookieName(r)
+func (pg *Pages) formToken(w http.ResponseWriter, r *http.Request, sessionID string) string {
+	name := pg.csrfCookieName(r)
 	id := ""
 	if c, err := r.Cookie(name); err == nil && len(c.Value) == browserIDLen {
 		id = c.Value
@@ -244,22 +230,22 @@ func (s *Server) formToken(w http.ResponseWriter, r *http.Request, sessionID str
 		id = newSecret(32)
 		// Path=/ and no Domain: what a __Host- cookie must have.
 		http.SetCookie(w, &http.Cookie{Name: name, Value: id, Path: "/", MaxAge: 4 * 3600,
-			HttpOnly: true, Secure: s.secureCookie(r), SameSite: http.SameSiteLaxMode})
+			HttpOnly: true, Secure: pg.secureCookie(r), SameSite: http.SameSiteLaxMode})
 	}
-	return formMAC(s.formKeys[0], id, sessionID)
+	return formMAC(pg.formKeys[0], id, sessionID)
 }
 
 // validFormToken checks a POST's csrf_token against its cookie and session
 // under every form key (the active master key's and those kept since a
 // rotation).
-func (s *Server) validFormToken(r *http.Request, sessionID string) bool {
-	c, err := r.Cookie(s.csrfCookieName(r))
+func (pg *Pages) validFormToken(r *http.Request, sessionID string) bool {
+	c, err := r.Cookie(pg.csrfCookieName(r))
 	if err != nil || len(c.Value) != browserIDLen {
 		return false
 	}
 	got := []byte(r.PostFormValue(csrfField))
 	ok := false
-	for _, k := range s.formKeys {
+	for _, k := range pg.formKeys {
 		ok = hmac.Equal(got, []byte(formMAC(k, c.Value, sessionID))) || ok
 	}
 	return ok
