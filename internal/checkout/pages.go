@@ -23,7 +23,7 @@ import (
 type Config struct {
 	Environment string // merchant.Sandbox or merchant.Production
 	// PublicURL is the base of the links given to payers; when it is https,
-	// requests at its host get the __Host- cookie (page.go).
+	// requests at its host get the __Host- cookie (forgery.go).
 	PublicURL string
 	// ProviderOrigins are the origins of the providers' payer pages (3DS,
 	// hosted checkout): the forms may lead there (CSP form-action).
@@ -99,7 +99,7 @@ type Pages struct {
 	validator Validator
 	log       *slog.Logger
 	now       func() time.Time
-	formKeys  [][]byte // the anti-forgery keys (page.go)
+	formKeys  [][]byte // the anti-forgery keys (forgery.go)
 	requestID func(context.Context) string
 	statusOf  func(fault.Code) int
 }
