@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
@@ -21,7 +18,7 @@ func (s *Server) createDirect() http.Handler {
 			d := payment.NewDirect{
 				NewSession: newSession(&in.CreatePayment), OperationMode: deref(in.OperationMode),
 				Method: in.PaymentMethod.Type, Wallet: in.PaymentMethod.Wallet, PayloadMode: deref(in.PaymentMethod.PayloadMode),
-				AcceptHeader: c.r.Header.Get("Accept"), UserAgent: c.r.Header.Get("User-Agent"), PayerIP: s.clientIP(c.r),
+				AcceptHeader: c.r.Header.Get("Accept"), UserAgent: c.r.Header.Get("User-Agent"), PayerIP: s.proxies.ClientIP(c.r),
 			}
 			if pc := in.PaymentMethod.Card; pc != nil {
 				d.Card = &payment.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
@@ -153,41 +150,4 @@ func (s *Server) listRefunds() http.Handler {
 		}
 		return answer{http.StatusOK, out}, nil
 	})
-}
-
-// clientIP is the payer's address: the socket peer, or the first address of
-// X-Forwarded-For not itself a trusted proxy when the peer is one
-// (client API: forwarded headers only from trusted proxies).
-func (s *Server) clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil {
-		return ""
-	}
-	if !s.trusted(peer) {
-		return peer.Unmap().String()
-	}
-	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		if !s.trusted(a) {
-			return a.Unmap().String()
-		}
-	}
-	return peer.Unmap().String()
-}
-
-func (s *Server) trusted(a netip.Addr) bool {
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(a.Unmap()) {
-			return true
-		}
-	}
-	return false
 }

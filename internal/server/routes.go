@@ -41,12 +41,13 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/events/{id}", s.getEvent())
 	handle("POST /api/v1/events/{id}/resend", s.resendEvent())
 
-	// The hosted checkout: pages for payers, not API (docs/checkout.md).
-	handle("GET /checkout/{id}", s.checkoutPage())
-	handle("POST /checkout/{id}", s.checkoutSubmit())
-	handle("GET /checkout/{id}/return", s.checkoutReturn())
-	handle("POST /checkout/{id}/confirm", s.checkoutConfirm())
-	handle("GET /assets/{file}", s.checkoutAsset())
+	// The hosted checkout: pages for payers, not API (docs/checkout.md;
+	// internal/checkout).
+	handle("GET /checkout/{id}", s.checkout.Page())
+	handle("POST /checkout/{id}", s.checkout.Submit())
+	handle("GET /checkout/{id}/return", s.checkout.Return())
+	handle("POST /checkout/{id}/confirm", s.checkout.Confirm())
+	handle("GET /assets/{file}", s.checkout.Asset())
 }
 
 // Routes lists the registered patterns ("METHOD /path"), in order.

@@ -16,7 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/cardinfo"
+	"github.com/paygate/paygate/internal/checkout"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/forwarded"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
@@ -43,13 +45,13 @@ type Config struct {
 	ProviderOrigins []string
 }
 
-// Server serves the client API.
+// Server serves the client API, and the checkout's pages beside it.
 type Server struct {
 	cfg       Config
+	proxies   forwarded.Proxies // cfg.TrustedProxies
 	store     *store.Store
 	merchants *merchant.Service
 	payments  *payment.Service
-	engine    *payment.Engine
 	validator *openapi.Validator
 	log       *slog.Logger
 	now       func() time.Time
@@ -61,7 +63,7 @@ type Server struct {
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	webhooks    *webhook.Service
-	formKeys    [][]byte // the checkout's anti-forgery keys (checkout_page.go)
+	checkout    *checkout.Pages // the payer's pages (internal/checkout)
 }
 
 // Deps are the services a Server calls.
@@ -71,6 +73,7 @@ type Deps struct {
 	Payments  *payment.Service
 	// Engine runs provider calls the checkout makes itself (the provider's
 	// own page for provider_redirect channels); nil: that mode is off.
+	// Only the checkout uses it.
 	Engine  *payment.Engine
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -89,19 +92,28 @@ type Deps struct {
 	Keys KeyDeriver
 }
 
+// KeyDeriver derives secrets from the master keys (Deps.Keys); it is the
+// checkout's, whose anti-forgery key derives from them.
+type KeyDeriver = checkout.KeyDeriver
+
 // New builds the server and its routes.
 func New(cfg Config, d Deps) (*Server, error) {
 	v, err := openapi.NewValidator()
 	if err != nil {
 		return nil, err
 	}
-	fk, err := formKeys(d.Keys)
-	if err != nil {
+	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
+		payments: d.Payments, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
+		binFallback: d.BINFallback, webhooks: d.Webhooks}
+	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
+		RequestID: requestID, StatusOf: statusOf}
+	if d.Engine != nil { // a nil *payment.Engine in the interface would not read as nil
+		cd.Engine = d.Engine
+	}
+	if s.checkout, err = checkout.New(checkout.Config{Environment: cfg.Environment, PublicURL: cfg.PublicURL,
+		ProviderOrigins: cfg.ProviderOrigins, Proxies: s.proxies}, cd); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: d.Store, merchants: d.Merchants, payments: d.Payments, engine: d.Engine, validator: v,
-		log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs, binFallback: d.BINFallback, webhooks: d.Webhooks}
-	s.formKeys = fk
 	mux := http.NewServeMux()
 	s.routes(mux)
 	s.handler = s.outer(mux)

@@ -1,4 +1,4 @@
-package server
+package checkout
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 // The checkout's pages other than the payment form: one per state of the
 // session (showCheckout picks).
 
-func (s *Server) orderView(cs *checkoutSession) *orderView {
+func (pg *Pages) orderView(cs *checkoutSession) *orderView {
 	p := cs.p
 	o := &orderView{Label: "Amount due", Amount: money.Format(p.AmountMinor, p.Currency), Description: p.Description,
 		OrderID: p.OrderID}
-	switch p.Observe(s.now()).Status {
+	switch p.Observe(pg.now()).Status {
 	case payment.Succeeded, payment.PartiallyRefunded, payment.Refunded:
 		o.Label = "Amount paid"
 	case payment.Authorized:
@@ -42,8 +42,8 @@ func subscriptionView(p *payment.Payment) *subView {
 		Version: t.DisclosureVersion}
 }
 
-func (s *Server) waitingView(cs *checkoutSession) pageView {
-	v := pageView{Page: "message", Icon: "wait", Refresh: "1", Order: s.orderView(cs), Title: "Processing your payment",
+func (pg *Pages) waitingView(cs *checkoutSession) pageView {
+	v := pageView{Page: "message", Icon: "wait", Refresh: "1", Order: pg.orderView(cs), Title: "Processing your payment",
 		Lead: "This takes a few seconds. This page updates by itself: please keep it open."}
 	if cs.p.Status == payment.ManualReview {
 		v.Title, v.Refresh = "Confirming your payment", "3"
@@ -55,9 +55,9 @@ func (s *Server) waitingView(cs *checkoutSession) pageView {
 	return v
 }
 
-func (s *Server) closedView(cs *checkoutSession) pageView {
-	p := cs.p.Observe(s.now())
-	v := pageView{Page: "message", Icon: "expired", Order: s.orderView(cs), Title: "This payment link has expired",
+func (pg *Pages) closedView(cs *checkoutSession) pageView {
+	p := cs.p.Observe(pg.now())
+	v := pageView{Page: "message", Icon: "expired", Order: pg.orderView(cs), Title: "This payment link has expired",
 		Lead: "Nothing was charged. Go back to the shop to start the payment again."}
 	if p.Status == payment.Canceled {
 		v.Title, v.Lead = "This payment was canceled", "Nothing was charged. Go back to the shop if you want to try again."
@@ -69,9 +69,9 @@ func (s *Server) closedView(cs *checkoutSession) pageView {
 }
 
 // resultView is the page of a finished session without a return_url.
-func (s *Server) resultView(cs *checkoutSession) pageView {
+func (pg *Pages) resultView(cs *checkoutSession) pageView {
 	p := cs.p
-	v := pageView{Page: "message", Order: s.orderView(cs)}
+	v := pageView{Page: "message", Order: pg.orderView(cs)}
 	if p.MaskedCard != "" {
 		v.Order.Card = orWord(schemeNames[p.CardScheme], "Card") + " •••• " + lastFour(p.MaskedCard)
 	}
@@ -90,15 +90,15 @@ func (s *Server) resultView(cs *checkoutSession) pageView {
 }
 
 // codeView asks for the one-time code of a mobile payment.
-func (s *Server) codeView(w http.ResponseWriter, r *http.Request, cs *checkoutSession, problem string) pageView {
+func (pg *Pages) codeView(w http.ResponseWriter, r *http.Request, cs *checkoutSession, problem string) pageView {
 	in := &inputView{Name: "value", Label: "Code", Type: "text", Autocomplete: "one-time-code", InputMode: "numeric",
 		MaxLength: 32, Required: true, Error: problem}
-	if s.cfg.Environment == merchant.Sandbox {
+	if pg.cfg.Environment == merchant.Sandbox {
 		in.Hint = "Sandbox: the code is 123456."
 	}
-	v := pageView{Page: "code", Title: "Enter the code we sent you", Script: true, Order: s.orderView(cs),
+	v := pageView{Page: "code", Title: "Enter the code we sent you", Script: true, Order: pg.orderView(cs),
 		Lead:   "Your mobile operator sent a one-time code by text message. Enter it to finish the payment.",
-		Action: "/checkout/" + cs.p.SessionID + "/confirm", Token: s.formToken(w, r, cs.p.SessionID),
+		Action: "/checkout/" + cs.p.SessionID + "/confirm", Token: pg.formToken(w, r, cs.p.SessionID),
 		Form: &formView{fields: map[string]*inputView{"value": in}}, formTargets: []string{cs.p.ReturnURL}}
 	if problem != "" {
 		v.Errors = []fieldError{{Field: "value", Message: problem, Linked: true}}
@@ -107,23 +107,23 @@ func (s *Server) codeView(w http.ResponseWriter, r *http.Request, cs *checkoutSe
 }
 
 // retryView is a provider_redirect session back from a declined attempt.
-func (s *Server) retryView(w http.ResponseWriter, r *http.Request, cs *checkoutSession) pageView {
-	return pageView{Page: "retry", Icon: "error", Title: "Your payment did not go through", Order: s.orderView(cs),
+func (pg *Pages) retryView(w http.ResponseWriter, r *http.Request, cs *checkoutSession) pageView {
+	return pageView{Page: "retry", Icon: "error", Title: "Your payment did not go through", Order: pg.orderView(cs),
 		Lead:   cs.p.DeclineMessage + " You can try again, with the same card or another one.",
-		Action: "/checkout/" + cs.p.SessionID, Token: s.formToken(w, r, cs.p.SessionID),
+		Action: "/checkout/" + cs.p.SessionID, Token: pg.formToken(w, r, cs.p.SessionID),
 		formTargets: []string{cs.p.ReturnURL}}
 }
 
-func (s *Server) forgeryView(id string) pageView {
+func (pg *Pages) forgeryView(id string) pageView {
 	return pageView{Page: "message", Icon: "error", Title: "Please try again",
 		Lead: "For your security this form has expired. Nothing was charged.",
 		Link: &pageLink{Href: "/checkout/" + id, Text: "Back to the payment page"}}
 }
 
-func (s *Server) messageView(cs *checkoutSession, icon, title, lead string) pageView {
+func (pg *Pages) messageView(cs *checkoutSession, icon, title, lead string) pageView {
 	v := pageView{Page: "message", Icon: icon, Title: title, Lead: lead}
 	if cs != nil {
-		v.Order = s.orderView(cs)
+		v.Order = pg.orderView(cs)
 		v.Link = &pageLink{Href: "/checkout/" + cs.p.SessionID, Text: "Try again"}
 	}
 	return v

@@ -1,4 +1,4 @@
-package server
+package checkout
 
 import (
 	"context"
@@ -23,18 +23,18 @@ type checkoutSession struct {
 	saved    []payment.SavedCard
 }
 
-func (s *Server) loadCheckout(ctx context.Context, tx *store.Tx, p *payment.Payment) (*checkoutSession, error) {
+func (pg *Pages) loadCheckout(ctx context.Context, tx *store.Tx, p *payment.Payment) (*checkoutSession, error) {
 	ch, err := tx.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
 		return nil, err
 	}
 	cs := &checkoutSession{p: p, channel: ch}
-	if cs.customer, err = s.payments.Customer(p); err != nil {
+	if cs.customer, err = pg.payments.Customer(p); err != nil {
 		return nil, err
 	}
-	if st := p.Observe(s.now()).Status; (st == payment.Created || st == payment.AwaitingPaymentData) &&
+	if st := p.Observe(pg.now()).Status; (st == payment.Created || st == payment.AwaitingPaymentData) &&
 		ch.CheckoutMode == merchant.CheckoutPlatform {
-		if cs.saved, err = s.payments.SavedCards(ctx, tx, p); err != nil {
+		if cs.saved, err = pg.payments.SavedCards(ctx, tx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -139,14 +139,14 @@ var schemeRequirements = []struct{ field, schemes string }{
 
 // methods are the channel's methods the page can take: wallets need a
 // wallet's own script, so only the sandbox offers them (simulated).
-func (s *Server) methods(ch merchant.Channel) []string {
+func (pg *Pages) methods(ch merchant.Channel) []string {
 	var out []string
 	for _, m := range ch.PaymentMethods {
 		switch m {
 		case payment.MethodCard, payment.MethodMobile:
 			out = append(out, m)
 		case payment.MethodApplePay, payment.MethodGooglePay, payment.MethodSamsungPay:
-			if s.cfg.Environment == merchant.Sandbox {
+			if pg.cfg.Environment == merchant.Sandbox {
 				out = append(out, m)
 			}
 		}
@@ -156,11 +156,11 @@ func (s *Server) methods(ch merchant.Channel) []string {
 
 // renderForm draws the payment form, with errs when a submission was
 // refused. Card data and the phone never come back into the form.
-func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, cs *checkoutSession, status int, errs []fieldError) {
+func (pg *Pages) renderForm(w http.ResponseWriter, r *http.Request, cs *checkoutSession, status int, errs []fieldError) {
 	p := cs.p
 	posted := r.Method == http.MethodPost
 	f := &formView{Pay: "Pay " + money.Format(p.AmountMinor, p.Currency), fields: map[string]*inputView{}}
-	methods := s.methods(cs.channel)
+	methods := pg.methods(cs.channel)
 	chosen := r.PostFormValue("method")
 	if !slices.Contains(methods, chosen) {
 		chosen = payment.MethodCard
@@ -195,7 +195,7 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, cs *checkout
 		}
 	}
 
-	year := s.now().Year()
+	year := pg.now().Year()
 	add := func(in inputView) { f.fields[in.Name] = &in }
 	add(inputView{Name: "number", Label: "Card number", Type: "text", Autocomplete: "cc-number", InputMode: "numeric",
 		Placeholder: "1234 1234 1234 1234", MaxLength: 23, Required: true})
@@ -231,7 +231,7 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, cs *checkout
 	}
 
 	v := pageView{Page: "form", Title: "Pay " + money.Format(p.AmountMinor, p.Currency), Script: true,
-		Order: s.orderView(cs), Form: f, Action: "/checkout/" + p.SessionID, Token: s.formToken(w, r, p.SessionID),
+		Order: pg.orderView(cs), Form: f, Action: "/checkout/" + p.SessionID, Token: pg.formToken(w, r, p.SessionID),
 		Decline: p.DeclineMessage, formTargets: []string{p.ReturnURL}}
 	if posted {
 		v.Decline = "" // the errors below are about this attempt
@@ -246,7 +246,7 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, cs *checkout
 		}
 		v.Errors = append(v.Errors, e)
 	}
-	s.renderPage(w, r, status, v)
+	pg.renderPage(w, r, status, v)
 }
 
 func customerField(c *payment.Customer, field string) string {

@@ -1,4 +1,4 @@
-package server
+package checkout
 
 import (
 	"context"
@@ -16,140 +16,138 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// The hosted checkout (issue 4, decisions 4 and 9): the payer's pages at
-// checkout_url. Every page is drawn from the session as it is now, so a
-// reload, a back button or a second tab shows the truth; every POST answers
-// 303 to the page (post/redirect/get), so a reload never submits twice.
-// docs/checkout.md describes the flow for merchants.
+// Every page is drawn from the session as it is now, so a reload, a back
+// button or a second tab shows the truth; every POST answers 303 to the page
+// (post/redirect/get), so a reload never submits twice.
 
-// checkoutPage is GET /checkout/{id}: opening it moves a created session to
+// Page is GET /checkout/{id}: opening it moves a created session to
 // awaiting_payment_data; then the page shows whatever the session needs.
-func (s *Server) checkoutPage() http.Handler {
+func (pg *Pages) Page() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := checkoutID(r)
 		if !ok {
-			s.notFoundPage(w, r)
+			pg.notFoundPage(w, r)
 			return
 		}
 		var cs *checkoutSession
-		err := s.checkoutTx(r.Context(), func(tx *store.Tx) error {
-			p, err := s.payments.OpenCheckout(r.Context(), tx, id)
+		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
+			p, err := pg.payments.OpenCheckout(r.Context(), tx, id)
 			if err != nil {
 				return err
 			}
-			cs, err = s.loadCheckout(r.Context(), tx, p)
+			cs, err = pg.loadCheckout(r.Context(), tx, p)
 			return err
 		})
 		if err != nil {
-			s.checkoutFailed(w, r, err)
+			pg.checkoutFailed(w, r, err)
 			return
 		}
-		s.showCheckout(w, r, cs)
+		pg.showCheckout(w, r, cs)
 	})
 }
 
 // showCheckout draws the page of a session's status.
-func (s *Server) showCheckout(w http.ResponseWriter, r *http.Request, cs *checkoutSession) {
-	p := cs.p.Observe(s.now())
+func (pg *Pages) showCheckout(w http.ResponseWriter, r *http.Request, cs *checkoutSession) {
+	p := cs.p.Observe(pg.now())
 	switch p.Status {
 	case payment.Created, payment.AwaitingPaymentData:
 		if cs.channel.CheckoutMode != merchant.CheckoutProviderRedirect {
-			s.renderForm(w, r, cs, http.StatusOK, nil)
+			pg.renderForm(w, r, cs, http.StatusOK, nil)
 		} else if p.DeclineCode != "" {
-			s.renderPage(w, r, http.StatusOK, s.retryView(w, r, cs))
+			pg.renderPage(w, r, http.StatusOK, pg.retryView(w, r, cs))
 		} else {
-			s.redirectToProvider(w, r, cs)
+			pg.redirectToProvider(w, r, cs)
 		}
 	case payment.Processing, payment.ManualReview:
-		s.renderPage(w, r, http.StatusOK, s.waitingView(cs))
+		pg.renderPage(w, r, http.StatusOK, pg.waitingView(cs))
 	case payment.RequiresAction:
 		if p.NextActionType == "otp" {
-			s.renderPage(w, r, http.StatusOK, s.codeView(w, r, cs, ""))
+			pg.renderPage(w, r, http.StatusOK, pg.codeView(w, r, cs, ""))
 			return
 		}
 		if origin(p.NextActionURL) != "" {
-			s.sendPayer(w, r, cs, p.NextActionURL)
+			pg.sendPayer(w, r, cs, p.NextActionURL)
 			return
 		}
-		s.renderPage(w, r, http.StatusOK, s.waitingView(cs))
+		pg.renderPage(w, r, http.StatusOK, pg.waitingView(cs))
 	case payment.Expired, payment.Canceled:
-		s.renderPage(w, r, http.StatusGone, s.closedView(cs))
+		pg.renderPage(w, r, http.StatusGone, pg.closedView(cs))
 	default: // finished: decisions 9
 		if to := returnTo(&p); to != "" {
 			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
 		}
-		s.renderPage(w, r, http.StatusOK, s.resultView(cs))
+		pg.renderPage(w, r, http.StatusOK, pg.resultView(cs))
 	}
 }
 
-// checkoutSubmit is POST /checkout/{id}: the payer's payment data. A
+// Submit is POST /checkout/{id}: the payer's payment data. A
 // session that is no longer open (a double submit, a second tab) is simply
 // shown as it is: its payment was taken once.
-func (s *Server) checkoutSubmit() http.Handler {
+func (pg *Pages) Submit() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := s.checkoutPost(w, r)
+		id, ok := pg.checkoutPost(w, r)
 		if !ok {
 			return
 		}
 		var cs *checkoutSession
-		err := s.checkoutTx(r.Context(), func(tx *store.Tx) error {
+		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
 			p, err := tx.FindSessionByID(r.Context(), id)
 			if err != nil {
 				return err
 			}
-			cs, err = s.loadCheckout(r.Context(), tx, p)
+			cs, err = pg.loadCheckout(r.Context(), tx, p)
 			return err
 		})
 		if err != nil {
-			s.checkoutFailed(w, r, err)
+			pg.checkoutFailed(w, r, err)
 			return
 		}
-		open := cs.p.Observe(s.now()).Status
+		open := cs.p.Observe(pg.now()).Status
 		if open != payment.Created && open != payment.AwaitingPaymentData {
-			s.seeCheckout(w, r, id)
+			pg.seeCheckout(w, r, id)
 			return
 		}
 		if cs.channel.CheckoutMode == merchant.CheckoutProviderRedirect {
-			s.redirectToProvider(w, r, cs) // "try again" after a decline
+			pg.redirectToProvider(w, r, cs) // "try again" after a decline
 			return
 		}
-		form, errs := s.readCheckoutForm(r, cs)
+		form, errs := pg.readCheckoutForm(r, cs)
 		if len(errs) > 0 {
-			s.renderForm(w, r, cs, http.StatusUnprocessableEntity, errs)
+			pg.renderForm(w, r, cs, http.StatusUnprocessableEntity, errs)
 			return
 		}
-		err = s.checkoutTx(r.Context(), func(tx *store.Tx) error {
+		err = pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
 			p, err := tx.FindSessionByID(r.Context(), id)
 			if err != nil {
 				return err
 			}
-			return s.payments.SubmitCheckout(r.Context(), tx, p, form)
+			return pg.payments.SubmitCheckout(r.Context(), tx, p, form)
 		})
-		if f, ok := fault.As(err); ok && f.Code != fault.InvalidPaymentState && statusOf(f.Code) < 500 {
-			s.renderForm(w, r, cs, http.StatusUnprocessableEntity, []fieldError{pageError(f)})
+		if f, ok := fault.As(err); ok && f.Code != fault.InvalidPaymentState && pg.statusOf(f.Code) < 500 {
+			pg.renderForm(w, r, cs, http.StatusUnprocessableEntity, []fieldError{pageError(f)})
 			return
 		}
 		if err != nil && !stale(err) {
-			s.checkoutFailed(w, r, err)
+			pg.checkoutFailed(w, r, err)
 			return
 		}
-		s.awaitOutcome(r.Context(), id)
-		s.seeCheckout(w, r, id)
+		pg.awaitOutcome(r.Context(), id)
+		pg.seeCheckout(w, r, id)
 	})
 }
 
-// checkoutConfirm is POST /checkout/{id}/confirm: the one-time code of a
+// Confirm is POST /checkout/{id}/confirm: the one-time code of a
 // mobile payment (field value), passed to payments.Confirm.
-func (s *Server) checkoutConfirm() http.Handler {
+func (pg *Pages) Confirm() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := s.checkoutPost(w, r)
+		id, ok := pg.checkoutPost(w, r)
 		if !ok {
 			return
 		}
 		code := r.PostFormValue("value")
 		var cs *checkoutSession
-		err := s.checkoutTx(r.Context(), func(tx *store.Tx) error {
+		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
 			p, err := tx.FindSessionByID(r.Context(), id)
 			if err != nil {
 				return err
@@ -158,76 +156,76 @@ func (s *Server) checkoutConfirm() http.Handler {
 				return nil // answered already: show the session as it is
 			}
 			if !validCode(code) {
-				cs, err = s.loadCheckout(r.Context(), tx, p)
+				cs, err = pg.loadCheckout(r.Context(), tx, p)
 				if err == nil {
 					err = fault.OnField(fault.ValidationError, "value", "enter the code from the message, digits only")
 				}
 				return err
 			}
-			_, err = s.payments.Confirm(r.Context(), tx, p, code)
+			_, err = pg.payments.Confirm(r.Context(), tx, p, code)
 			return err
 		})
 		if f, ok := fault.As(err); ok && f.Field == "value" && cs != nil {
-			s.renderPage(w, r, http.StatusUnprocessableEntity, s.codeView(w, r, cs, pageMessage("value", f.Message)))
+			pg.renderPage(w, r, http.StatusUnprocessableEntity, pg.codeView(w, r, cs, pageMessage("value", f.Message)))
 			return
 		}
 		if err != nil && !stale(err) {
-			s.checkoutFailed(w, r, err)
+			pg.checkoutFailed(w, r, err)
 			return
 		}
-		s.awaitOutcome(r.Context(), id)
-		s.seeCheckout(w, r, id)
+		pg.awaitOutcome(r.Context(), id)
+		pg.seeCheckout(w, r, id)
 	})
 }
 
-// checkoutReturn is GET /checkout/{id}/return, where a provider sends the
+// Return is GET /checkout/{id}/return, where a provider sends the
 // payer back after a 3DS or redirect step: Paygate asks the provider for
 // the outcome at once (confirm without a code) rather than wait for its
 // next poll, then shows the session.
-func (s *Server) checkoutReturn() http.Handler {
+func (pg *Pages) Return() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := checkoutID(r)
 		if !ok {
-			s.notFoundPage(w, r)
+			pg.notFoundPage(w, r)
 			return
 		}
-		err := s.checkoutTx(r.Context(), func(tx *store.Tx) error {
+		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
 			p, err := tx.FindSessionByID(r.Context(), id)
 			if err != nil || p.Status != payment.RequiresAction || p.NextActionType == "otp" {
 				return err
 			}
-			_, err = s.payments.Confirm(r.Context(), tx, p, "")
+			_, err = pg.payments.Confirm(r.Context(), tx, p, "")
 			return err
 		})
 		if err != nil && !stale(err) {
-			s.checkoutFailed(w, r, err)
+			pg.checkoutFailed(w, r, err)
 			return
 		}
-		s.awaitOutcome(r.Context(), id)
-		s.seeCheckout(w, r, id)
+		pg.awaitOutcome(r.Context(), id)
+		pg.seeCheckout(w, r, id)
 	})
 }
 
 // redirectToProvider sends the payer of a provider_redirect session to the
 // provider's own page (payment.Engine.StartRedirect).
-func (s *Server) redirectToProvider(w http.ResponseWriter, r *http.Request, cs *checkoutSession) {
-	if s.engine == nil {
-		s.checkoutFailed(w, r, errors.New("no engine: provider_redirect checkout is not wired"))
+func (pg *Pages) redirectToProvider(w http.ResponseWriter, r *http.Request, cs *checkoutSession) {
+	if pg.engine == nil {
+		pg.checkoutFailed(w, r, errors.New("no engine: provider_redirect checkout is not wired"))
 		return
 	}
-	to, err := s.engine.StartRedirect(r.Context(), func(ctx context.Context, fn func(payment.RedirectTx) error) error {
-		return s.store.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+	to, err := pg.engine.StartRedirect(r.Context(), func(ctx context.Context, fn func(payment.RedirectTx) error) error {
+		return pg.store.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 	}, cs.p.SessionID)
 	switch {
 	case errors.Is(err, payment.ErrSessionNotOpen) || stale(err):
-		s.seeCheckout(w, r, cs.p.SessionID)
+		pg.seeCheckout(w, r, cs.p.SessionID)
 	case err != nil:
-		s.log.Warn("checkout: the provider's page could not be opened", "request_id", requestID(r.Context()),
+		pg.log.Warn("checkout: the provider's page could not be opened", "request_id", pg.requestID(r.Context()),
 			"session_id", cs.p.SessionID, "error", err)
-		s.renderPage(w, r, http.StatusBadGateway, s.messageView(cs, "unavailable", "The payment provider is not answering",
+		pg.renderPage(w, r, http.StatusBadGateway, pg.messageView(cs, "unavailable", "The payment provider is not answering",
 			"Nothing was charged. Please try again in a moment."))
 	default:
-		s.sendPayer(w, r, cs, to)
+		pg.sendPayer(w, r, cs, to)
 	}
 }
 
@@ -237,39 +235,39 @@ func (s *Server) redirectToProvider(w http.ResponseWriter, r *http.Request, cs *
 // a 303 when the origin is one of Config.ProviderOrigins; any other goes
 // through a page that moves on by itself (meta refresh, a new navigation
 // that form-action does not govern) with a link to click.
-func (s *Server) sendPayer(w http.ResponseWriter, r *http.Request, cs *checkoutSession, to string) {
+func (pg *Pages) sendPayer(w http.ResponseWriter, r *http.Request, cs *checkoutSession, to string) {
 	o := origin(to)
-	if o == origin(cs.p.ReturnURL) || slices.ContainsFunc(s.cfg.ProviderOrigins, func(p string) bool { return origin(p) == o }) {
+	if o == origin(cs.p.ReturnURL) || slices.ContainsFunc(pg.cfg.ProviderOrigins, func(p string) bool { return origin(p) == o }) {
 		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
-	s.renderPage(w, r, http.StatusOK, pageView{Page: "message", Icon: "wait", Refresh: "0; url=" + to,
-		Title: "Taking you to your bank", Lead: "If nothing happens, use the button below.", Order: s.orderView(cs),
+	pg.renderPage(w, r, http.StatusOK, pageView{Page: "message", Icon: "wait", Refresh: "0; url=" + to,
+		Title: "Taking you to your bank", Lead: "If nothing happens, use the button below.", Order: pg.orderView(cs),
 		Link: &pageLink{Href: to, Text: "Continue"}})
 }
 
 // checkoutPost reads a POST's form and checks its anti-forgery token.
-func (s *Server) checkoutPost(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (pg *Pages) checkoutPost(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id, ok := checkoutID(r)
 	if !ok {
-		s.notFoundPage(w, r)
+		pg.notFoundPage(w, r)
 		return "", false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
 	if err := r.ParseForm(); err != nil {
-		s.renderPage(w, r, http.StatusBadRequest, s.messageView(nil, "error", "The form could not be read",
+		pg.renderPage(w, r, http.StatusBadRequest, pg.messageView(nil, "error", "The form could not be read",
 			"Go back to the payment page and try again."))
 		return "", false
 	}
-	if !s.validFormToken(r, id) {
-		s.renderPage(w, r, http.StatusForbidden, s.forgeryView(id))
+	if !pg.validFormToken(r, id) {
+		pg.renderPage(w, r, http.StatusForbidden, pg.forgeryView(id))
 		return "", false
 	}
 	return id, true
 }
 
 // seeCheckout is the post/redirect/get step: 303 to the session's page.
-func (s *Server) seeCheckout(w http.ResponseWriter, r *http.Request, id string) {
+func (pg *Pages) seeCheckout(w http.ResponseWriter, r *http.Request, id string) {
 	http.Redirect(w, r, "/checkout/"+id, http.StatusSeeOther)
 }
 
@@ -280,7 +278,7 @@ const outcomeWait = 3 * time.Second
 
 // awaitOutcome waits, up to outcomeWait, for the session to leave
 // processing. It only reads; the payer then sees the session as it is.
-func (s *Server) awaitOutcome(ctx context.Context, id string) {
+func (pg *Pages) awaitOutcome(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, outcomeWait)
 	defer cancel()
 	tick := time.NewTicker(40 * time.Millisecond)
@@ -291,7 +289,7 @@ func (s *Server) awaitOutcome(ctx context.Context, id string) {
 			return
 		case <-tick.C:
 		}
-		p, err := s.store.FindSessionByID(ctx, id)
+		p, err := pg.store.FindSessionByID(ctx, id)
 		if err != nil || (p.Status != payment.Processing && p.Status != payment.ManualReview) {
 			return
 		}
@@ -301,10 +299,10 @@ func (s *Server) awaitOutcome(ctx context.Context, id string) {
 // checkoutTx runs fn in a transaction, again when a concurrent request
 // changed the payment first (compare-and-set lost), so that two tabs never
 // see an error page for a race.
-func (s *Server) checkoutTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+func (pg *Pages) checkoutTx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	var err error
 	for range 3 {
-		if err = s.store.InTx(ctx, fn); !errors.Is(err, payment.ErrConflict) {
+		if err = pg.store.InTx(ctx, fn); !errors.Is(err, payment.ErrConflict) {
 			return err
 		}
 	}
@@ -320,24 +318,24 @@ func stale(err error) bool {
 
 // checkoutFailed shows an error page: 404 for an unknown session, else 503
 // or 500 with the cause only in the log.
-func (s *Server) checkoutFailed(w http.ResponseWriter, r *http.Request, err error) {
+func (pg *Pages) checkoutFailed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, store.ErrNotFound) || errors.Is(err, payment.ErrNoSession):
-		s.notFoundPage(w, r)
+		pg.notFoundPage(w, r)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 	case store.Unreachable(err):
-		s.log.Warn("checkout: database unavailable", "request_id", requestID(r.Context()), "error", err)
-		s.renderPage(w, r, http.StatusServiceUnavailable, s.messageView(nil, "error", "We could not load this page",
+		pg.log.Warn("checkout: database unavailable", "request_id", pg.requestID(r.Context()), "error", err)
+		pg.renderPage(w, r, http.StatusServiceUnavailable, pg.messageView(nil, "error", "We could not load this page",
 			"Nothing was charged. Please try again in a moment."))
 	default:
-		s.log.Error("checkout failed", "request_id", requestID(r.Context()), "route", r.Pattern, "error", err)
-		s.renderPage(w, r, http.StatusInternalServerError, s.messageView(nil, "error", "Something went wrong",
+		pg.log.Error("checkout failed", "request_id", pg.requestID(r.Context()), "route", r.Pattern, "error", err)
+		pg.renderPage(w, r, http.StatusInternalServerError, pg.messageView(nil, "error", "Something went wrong",
 			"Please try again in a moment. If it keeps happening, go back to the shop."))
 	}
 }
 
-func (s *Server) notFoundPage(w http.ResponseWriter, r *http.Request) {
-	s.renderPage(w, r, http.StatusNotFound, s.messageView(nil, "notfound", "Payment page not found",
+func (pg *Pages) notFoundPage(w http.ResponseWriter, r *http.Request) {
+	pg.renderPage(w, r, http.StatusNotFound, pg.messageView(nil, "notfound", "Payment page not found",
 		"This link is not valid. Go back to the shop and start the payment again."))
 }
 

@@ -1,4 +1,4 @@
-package server
+package checkout
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ type fieldError struct {
 // checks what the domain does not: that the fields the chosen method needs
 // are there and well formed. The domain checks the rest (Luhn, expiry,
 // scheme rules, consent). Messages never repeat a submitted value.
-func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment.CheckoutForm, []fieldError) {
+func (pg *Pages) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment.CheckoutForm, []fieldError) {
 	// The rule for text of the API holds for the page (docs/api.md, "Text
 	// and query strings"): what is kept is UTF-8 without NUL. A browser
 	// never sends anything else, so the page names the field and stops.
@@ -42,15 +42,15 @@ func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment
 		Method: get("method"), Email: get("email"), FirstName: get("first_name"), LastName: get("last_name"),
 		Country: strings.ToUpper(get("country")), Line1: get("line1"), Phone: get("phone"),
 		Consent:      r.PostFormValue("consent") == "yes",
-		AcceptHeader: r.Header.Get("Accept"), UserAgent: r.Header.Get("User-Agent"), PayerIP: s.clientIP(r),
-		Device: s.deviceSnapshot(r.PostFormValue("device")),
+		AcceptHeader: r.Header.Get("Accept"), UserAgent: r.Header.Get("User-Agent"), PayerIP: pg.cfg.Proxies.ClientIP(r),
+		Device: pg.deviceSnapshot(r.PostFormValue("device")),
 	}
 	if f.Method == "" {
 		f.Method = payment.MethodCard
 	}
 	var errs []fieldError
 	bad := func(field, msg string) { errs = append(errs, fieldError{Field: field, Message: msg}) }
-	if !slices.Contains(s.methods(cs.channel), f.Method) {
+	if !slices.Contains(pg.methods(cs.channel), f.Method) {
 		bad("method", "Choose one of the payment methods shown.")
 		return f, errs
 	}
@@ -74,7 +74,7 @@ func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment
 		}
 		year, err := strconv.Atoi(get("expire_year"))
 		if err != nil || year < 0 || (year >= 100 && year < 2000) || year > 9999 {
-			bad("expire_year", "Enter the expiry year, e.g. "+strconv.Itoa(s.now().Year()+2)+".")
+			bad("expire_year", "Enter the expiry year, e.g. "+strconv.Itoa(pg.now().Year()+2)+".")
 		}
 		f.ExpMonth, f.ExpYear = month, card.FullYear(year)
 		if n := len(f.CVV); n < 3 || n > 4 || digitsOnly(f.CVV) != f.CVV {
@@ -116,12 +116,12 @@ func (s *Server) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment
 // deviceSnapshot keeps what the page's script gathered when it is a valid
 // DeviceSnapshot (client API), and nothing otherwise: the snapshot helps
 // the issuer, and a payment never fails for the lack of one.
-func (s *Server) deviceSnapshot(raw string) []byte {
+func (pg *Pages) deviceSnapshot(raw string) []byte {
 	if raw == "" {
 		return nil
 	}
 	var d openapi.DeviceSnapshot
-	if f := s.validator.Decode("DeviceSnapshot", []byte(raw), &d); f != nil {
+	if f := pg.validator.Decode("DeviceSnapshot", []byte(raw), &d); f != nil {
 		return nil
 	}
 	d.AcceptHeader, d.UserAgent = nil, nil // the request's own headers are authoritative
