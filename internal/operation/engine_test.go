@@ -60,7 +60,9 @@ func (h *thing) next(call string) (operation.Outcome, error) {
 	return outcome{a.status}, nil
 }
 
-func (h *thing) Load(context.Context, *operation.Operation) (operation.Call, error) { return (*thingCall)(h), nil }
+func (h *thing) Load(context.Context, *operation.Operation) (operation.Call, error) {
+	return (*thingCall)(h), nil
+}
 
 func (h *thing) Apply(_ context.Context, _ operation.Tx, _ *operation.Operation, out operation.Outcome) error {
 	h.applied = append(h.applied, out.Result())
@@ -182,19 +184,19 @@ func TestEnginePolicy(t *testing.T) {
 			after: operation.Done},
 		{name: "rate limited: snooze for Retry-After", state: operation.Pending, attempt: 3,
 			answers: []answer{{err: &provider.Error{Kind: provider.RateLimited, RetryAfter: 7 * time.Second}}},
-			calls: []string{secret}, snooze: 7 * time.Second, after: operation.Pending, kept: true},
+			calls:   []string{secret}, snooze: 7 * time.Second, after: operation.Pending, kept: true},
 		{name: "rate limited without Retry-After: snooze by backoff", state: operation.Pending, attempt: 3,
 			answers: []answer{{err: provider.Errorf(provider.RateLimited, "slow down")}},
-			calls: []string{secret}, snooze: operation.Backoff(3), after: operation.Pending, kept: true},
+			calls:   []string{secret}, snooze: operation.Backoff(3), after: operation.Pending, kept: true},
 		{name: "outcome unknown: inquire from now on, never resend", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: provider.Errorf(provider.OutcomeUnknown, "timeout")}},
-			calls: []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
+			calls:   []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
 		{name: "a plain error counts as outcome unknown", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: errors.New("connection reset")}},
-			calls: []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
+			calls:   []string{secret}, snooze: operation.Backoff(1), after: operation.Inquiring, kept: true},
 		{name: "unreadable: inquire, and the resource records it", state: operation.Pending, attempt: 2,
 			answers: []answer{{err: provider.Errorf(provider.Unreadable, "garbage")}},
-			calls: []string{secret}, snooze: operation.Backoff(2), after: operation.Inquiring, kept: true, unreadOK: 1},
+			calls:   []string{secret}, snooze: operation.Backoff(2), after: operation.Inquiring, kept: true, unreadOK: 1},
 		{name: "inquiring: asks, does not send", state: operation.Inquiring, attempt: 7,
 			answers: []answer{{status: "succeeded"}}, calls: []string{"inquire"}, applied: []string{"succeeded"},
 			after: operation.Done},
@@ -203,7 +205,7 @@ func TestEnginePolicy(t *testing.T) {
 			snooze: operation.Backoff(40), after: operation.Inquiring, kept: true, unreadOK: 1},
 		{name: "inquiring, the provider never saw it: sent, safely", state: operation.Inquiring, attempt: 2,
 			answers: []answer{{err: provider.Errorf(provider.NotFound, "no such operation")}, {status: "succeeded"}},
-			calls: []string{"inquire", secret}, applied: []string{"succeeded"}, after: operation.Done},
+			calls:   []string{"inquire", secret}, applied: []string{"succeeded"}, after: operation.Done},
 		{name: "invalid: processing_error, no retry", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: provider.Errorf(provider.Invalid, "bad request")}}, calls: []string{secret},
 			applied: []string{"failed:processing_error"}, after: operation.Done},
