@@ -68,7 +68,7 @@ func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context
 		}
 		for _, c := range chans {
 			if p, err := reg.Provider(c.Provider); err == nil {
-				return p.BIN(ctx, bin)
+				return provider.BINSourceOf(p).BIN(ctx, bin)
 			}
 		}
 		return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no provider to ask")

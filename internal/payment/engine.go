@@ -173,7 +173,7 @@ func (e *Engine) run(ctx context.Context, opID string, attempt, maxAttempts int)
 	release() // the provider's time is not ours
 	var res provider.PayResult
 	if op.State == OpInquiring {
-		res, err = prov.Status(ctx, provider.StatusRequest{OperationID: op.ID, Profile: ch.Profile})
+		res, err = provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: op.ID, Profile: ch.Profile})
 		if provider.KindOf(err) == provider.NotFound {
 			// The provider never saw the operation: sending it is safe.
 			res, err = e.send(ctx, prov, ch, op, p)
@@ -225,15 +225,15 @@ func (e *Engine) send(ctx context.Context, prov provider.Provider, ch merchant.C
 			}
 			req.Instrument.SavedToken, req.SaveCard = string(tok), false
 		}
-		return prov.Pay(ctx, req)
+		return provider.PaymentsOf(prov).Pay(ctx, req)
 	case OpConfirm:
-		return prov.Confirm(ctx, provider.ConfirmRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Code: sec.Code, Profile: ch.Profile})
+		return provider.PaymentsOf(prov).Confirm(ctx, provider.ConfirmRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Code: sec.Code, Profile: ch.Profile})
 	case OpCapture:
-		return prov.Capture(ctx, provider.CaptureRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
+		return provider.PaymentsOf(prov).Capture(ctx, provider.CaptureRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
 	case OpCancel:
-		return prov.Cancel(ctx, provider.CancelRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
+		return provider.PaymentsOf(prov).Cancel(ctx, provider.CancelRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
 	case OpRefund:
-		return prov.Refund(ctx, provider.RefundRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
+		return provider.PaymentsOf(prov).Refund(ctx, provider.RefundRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
 	}
 	return provider.PayResult{}, provider.Errorf(provider.Invalid, "unknown operation kind %q", op.Kind)
 }

@@ -30,7 +30,15 @@ type Adapter struct {
 	now    func() time.Time // for Retry-After dates
 }
 
-var _ provider.Provider = (*Adapter)(nil)
+// The sandbox offers every optional interface of the seam.
+var (
+	_ provider.Provider      = (*Adapter)(nil)
+	_ provider.Payments      = (*Adapter)(nil)
+	_ provider.Verifications = (*Adapter)(nil)
+	_ provider.Payouts       = (*Adapter)(nil)
+	_ provider.BINSource     = (*Adapter)(nil)
+	_ provider.HostedPages   = (*Adapter)(nil)
+)
 
 // NewAdapter returns an adapter for the sandbox at baseURL, authenticating
 // with apiKey. A nil client gets one with a 30 s timeout; Paygate passes its
@@ -81,7 +89,7 @@ func required(fields ...string) error {
 	return nil
 }
 
-// Pay implements provider.Provider.
+// Pay implements provider.Payments.
 func (a *Adapter) Pay(ctx context.Context, r provider.PayRequest) (provider.PayResult, error) {
 	if err := required(r.OperationID); err != nil {
 		return provider.PayResult{}, err
@@ -110,7 +118,7 @@ func (a *Adapter) Pay(ctx context.Context, r provider.PayRequest) (provider.PayR
 	return a.payment(ctx, http.MethodPost, "/v1/payments", r.Profile, r.OperationID, req)
 }
 
-// Capture implements provider.Provider.
+// Capture implements provider.Payments.
 func (a *Adapter) Capture(ctx context.Context, r provider.CaptureRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Capture)); err != nil {
 		return provider.PayResult{}, err
@@ -119,7 +127,7 @@ func (a *Adapter) Capture(ctx context.Context, r provider.CaptureRequest) (provi
 		amountRequest{AmountMinor: r.AmountMinor})
 }
 
-// Cancel implements provider.Provider.
+// Cancel implements provider.Payments.
 func (a *Adapter) Cancel(ctx context.Context, r provider.CancelRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Cancel)); err != nil {
 		return provider.PayResult{}, err
@@ -127,7 +135,7 @@ func (a *Adapter) Cancel(ctx context.Context, r provider.CancelRequest) (provide
 	return a.payment(ctx, http.MethodPost, paymentPath(r.ProviderID, "cancel"), r.Profile, r.OperationID, nil)
 }
 
-// Refund implements provider.Provider. The default profile has no refund
+// Refund implements provider.Payments. The default profile has no refund
 // (decisions 7): Unsupported, and nothing is sent.
 func (a *Adapter) Refund(ctx context.Context, r provider.RefundRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Refund)); err != nil {
@@ -137,7 +145,7 @@ func (a *Adapter) Refund(ctx context.Context, r provider.RefundRequest) (provide
 		amountRequest{AmountMinor: r.AmountMinor})
 }
 
-// Confirm implements provider.Provider. With a code it submits the code;
+// Confirm implements provider.Payments. With a code it submits the code;
 // without one it asks for the outcome of a 3DS step by reading the payment,
 // so that asking twice never replays a stale answer.
 func (a *Adapter) Confirm(ctx context.Context, r provider.ConfirmRequest) (provider.PayResult, error) {
@@ -154,7 +162,7 @@ func (a *Adapter) Confirm(ctx context.Context, r provider.ConfirmRequest) (provi
 		codeRequest{Code: r.Code})
 }
 
-// Status implements provider.Provider: the outcome of a payment operation
+// Status implements provider.Payments: the outcome of a payment operation
 // (pay, capture, cancel, refund, confirm, hosted session) by its operation
 // id. NotFound means the sandbox never carried it out.
 func (a *Adapter) Status(ctx context.Context, r provider.StatusRequest) (provider.PayResult, error) {
@@ -207,7 +215,7 @@ func paymentPath(id, action string) string {
 	return p
 }
 
-// BIN implements provider.Provider. Only a 6- or 8-digit BIN ever goes into
+// BIN implements provider.BINSource. Only a 6- or 8-digit BIN ever goes into
 // the URL: anything longer might be a card number, and is refused here.
 func (a *Adapter) BIN(ctx context.Context, bin string) (provider.BINInfo, error) {
 	if (len(bin) != 6 && len(bin) != 8) || !card.Digits(bin) {
@@ -224,7 +232,7 @@ func (a *Adapter) BIN(ctx context.Context, bin string) (provider.BINInfo, error)
 		Country: v.Country, CountryCode: v.CountryCode, IssuerWebsite: v.IssuerWebsite, IssuerPhone: v.IssuerPhone}, nil
 }
 
-// HostedSession implements provider.Provider: the sandbox's own checkout
+// HostedSession implements provider.HostedPages: the sandbox's own checkout
 // page. Status(OperationID) later reports the payment made on it, pending
 // until the payer pays.
 func (a *Adapter) HostedSession(ctx context.Context, r provider.HostedSessionRequest) (provider.HostedSessionResult, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// CreateVerification implements provider.Provider.
+// CreateVerification implements provider.Verifications.
 func (a *Adapter) CreateVerification(ctx context.Context, r provider.VerificationRequest) (provider.VerificationResult, error) {
 	if err := firstErr(required(r.OperationID), a.need(r.Profile, provider.Lookup)); err != nil {
 		return provider.VerificationResult{}, err
@@ -17,7 +17,7 @@ func (a *Adapter) CreateVerification(ctx context.Context, r provider.Verificatio
 	return a.verification(ctx, http.MethodPost, "/v1/verifications", r.Profile, r.OperationID, req)
 }
 
-// Verify implements provider.Provider. The answer already counts this
+// Verify implements provider.Verifications. The answer already counts this
 // attempt.
 func (a *Adapter) Verify(ctx context.Context, r provider.VerifyRequest) (provider.VerificationResult, error) {
 	if err := required(r.OperationID, r.ProviderID, r.Code); err != nil {
@@ -27,7 +27,7 @@ func (a *Adapter) Verify(ctx context.Context, r provider.VerifyRequest) (provide
 		r.Profile, r.OperationID, codeRequest{Code: r.Code})
 }
 
-// VerificationStatus implements provider.Provider, by the operation id that
+// VerificationStatus implements provider.Verifications, by the operation id that
 // created the verification.
 func (a *Adapter) VerificationStatus(ctx context.Context, r provider.StatusRequest) (provider.VerificationResult, error) {
 	if err := required(r.OperationID); err != nil {
@@ -45,7 +45,7 @@ func (a *Adapter) verification(ctx context.Context, method, path, profile, key s
 	return verificationResult(v)
 }
 
-// CreatePayout implements provider.Provider. Payouts go to cards, saved
+// CreatePayout implements provider.Payouts. Payouts go to cards, saved
 // cards and wallets; a phone is Unsupported.
 func (a *Adapter) CreatePayout(ctx context.Context, r provider.PayoutRequest) (provider.PayoutResult, error) {
 	if err := required(r.OperationID); err != nil {
@@ -67,7 +67,7 @@ func (a *Adapter) CreatePayout(ctx context.Context, r provider.PayoutRequest) (p
 	return a.payout(ctx, http.MethodPost, "/v1/payouts", r.Profile, r.OperationID, req)
 }
 
-// ConfirmPayout implements provider.Provider: with a code it submits the
+// ConfirmPayout implements provider.Payouts: with a code it submits the
 // one-time code of a challenged payout; without one it reads the payout
 // (the outcome of a 3DS page).
 func (a *Adapter) ConfirmPayout(ctx context.Context, r provider.ConfirmRequest) (provider.PayoutResult, error) {
@@ -84,7 +84,7 @@ func (a *Adapter) ConfirmPayout(ctx context.Context, r provider.ConfirmRequest) 
 		r.Profile, r.OperationID, codeRequest{Code: r.Code})
 }
 
-// PayoutStatus implements provider.Provider, by the operation id that
+// PayoutStatus implements provider.Payouts, by the operation id that
 // created the payout.
 func (a *Adapter) PayoutStatus(ctx context.Context, r provider.StatusRequest) (provider.PayoutResult, error) {
 	if err := required(r.OperationID); err != nil {
