@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // CreateVerification implements provider.Verifications.
@@ -13,7 +14,7 @@ func (a *Adapter) CreateVerification(ctx context.Context, r provider.Verificatio
 	if err := firstErr(required(r.OperationID), a.need(r.Profile, provider.Lookup)); err != nil {
 		return provider.VerificationResult{}, err
 	}
-	req := verificationRequest{OrderID: r.OrderID, Currency: r.Currency, Card: wireCardOf(r.Card)}
+	req := wire.VerificationRequest{OrderID: r.OrderID, Currency: r.Currency, Card: wireCardOf(r.Card)}
 	return a.verification(ctx, http.MethodPost, "/v1/verifications", r.Profile, r.OperationID, req)
 }
 
@@ -24,7 +25,7 @@ func (a *Adapter) Verify(ctx context.Context, r provider.VerifyRequest) (provide
 		return provider.VerificationResult{}, err
 	}
 	return a.verification(ctx, http.MethodPost, "/v1/verifications/"+url.PathEscape(r.ProviderID)+"/verify",
-		r.Profile, r.OperationID, codeRequest{Code: r.Code})
+		r.Profile, r.OperationID, wire.CodeRequest{Code: r.Code})
 }
 
 // VerificationStatus implements provider.Verifications, by the operation id that
@@ -38,7 +39,7 @@ func (a *Adapter) VerificationStatus(ctx context.Context, r provider.StatusReque
 }
 
 func (a *Adapter) verification(ctx context.Context, method, path, profile, key string, in any) (provider.VerificationResult, error) {
-	var v verificationView
+	var v wire.VerificationView
 	if err := a.do(ctx, method, path, profile, key, in, &v); err != nil {
 		return provider.VerificationResult{}, err
 	}
@@ -61,7 +62,7 @@ func (a *Adapter) CreatePayout(ctx context.Context, r provider.PayoutRequest) (p
 	if err := a.need(r.Profile, provider.Debit, extra); err != nil {
 		return provider.PayoutResult{}, err
 	}
-	req := payoutRequest{OrderID: r.OrderID, AmountMinor: r.AmountMinor, Currency: r.Currency, Account: r.Account,
+	req := wire.PayoutRequest{OrderID: r.OrderID, AmountMinor: r.AmountMinor, Currency: r.Currency, Account: r.Account,
 		Description: r.Description, Method: m, Customer: wireCustomerOf(r.Customer), Browser: wireBrowserOf(r.Browser),
 		ReturnURL: r.ReturnURL}
 	return a.payout(ctx, http.MethodPost, "/v1/payouts", r.Profile, r.OperationID, req)
@@ -81,7 +82,7 @@ func (a *Adapter) ConfirmPayout(ctx context.Context, r provider.ConfirmRequest) 
 		return provider.PayoutResult{}, err
 	}
 	return a.payout(ctx, http.MethodPost, "/v1/payouts/"+url.PathEscape(r.ProviderID)+"/confirm",
-		r.Profile, r.OperationID, codeRequest{Code: r.Code})
+		r.Profile, r.OperationID, wire.CodeRequest{Code: r.Code})
 }
 
 // PayoutStatus implements provider.Payouts, by the operation id that
@@ -94,7 +95,7 @@ func (a *Adapter) PayoutStatus(ctx context.Context, r provider.StatusRequest) (p
 }
 
 func (a *Adapter) payout(ctx context.Context, method, path, profile, key string, in any) (provider.PayoutResult, error) {
-	var v payoutView
+	var v wire.PayoutView
 	if err := a.do(ctx, method, path, profile, key, in, &v); err != nil {
 		return provider.PayoutResult{}, err
 	}

@@ -9,19 +9,21 @@ import (
 
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // TestConformance runs the seam's conformance suite against the adapter
 // over real HTTP, for each profile: "default" lacks refund (decisions 7),
 // "refunds" has it.
 func TestConformance(t *testing.T) {
-	run, err := Start(Config{APIKey: "sk_test_conformance", MaxHang: 10 * time.Second})
+	run, err := acquirer.Start(acquirer.Config{APIKey: "sk_test_conformance", MaxHang: 10 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, run.Close()) })
 	newAdapter := func(*testing.T) provider.Provider {
 		return NewAdapter(run.URL, run.APIKey, &http.Client{Timeout: 5 * time.Second})
 	}
-	for _, profile := range []string{ProfileDefault, ProfileRefunds} {
+	for _, profile := range []string{wire.ProfileDefault, wire.ProfileRefunds} {
 		t.Run(profile, func(t *testing.T) {
 			providertest.Run(t, newAdapter, providertest.Config{
 				Profile:    profile,
