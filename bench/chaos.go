@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/openapi"
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
 
 // chaosCards are the sandbox test cards the chaos pays with, in turn, and
@@ -275,7 +275,7 @@ func (f *fleet) reconcile(ctx context.Context, res checkResult, orders []chaosOr
 	for _, p := range all {
 		byOrder[p.OrderID] = append(byOrder[p.OrderID], p)
 	}
-	charges := f.charges(sandbox.EntryCharge)
+	charges := f.charges(acquirer.EntryCharge)
 	var (
 		mismatches int
 		examples   []string
@@ -330,7 +330,7 @@ func (f *fleet) reconcile(ctx context.Context, res checkResult, orders []chaosOr
 		}
 	}
 	for _, e := range f.acq.Server.Ledger() {
-		if e.Kind != sandbox.EntryCharge {
+		if e.Kind != acquirer.EntryCharge {
 			note("a %s of %d at the acquirer: the chaos only charges", e.Kind, e.AmountMinor)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/openapi"
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
 
 // soakCards are the test cards of docs/sandbox.md a fault soak pays with,
@@ -43,7 +43,7 @@ func faultSoak(ctx context.Context, c checkConfig) (checkResult, error) {
 	}
 	res := checkResult{name: "fault-soak", pass: true}
 	const providerTimeout = time.Second
-	acq, err := startSoakAcquirer(sandbox.Faults{Seed: 1, TimeoutRate: 0.10, ServerErrorRate: 0.05, UnreadableRate: 0.05},
+	acq, err := startSoakAcquirer(acquirer.Faults{Seed: 1, TimeoutRate: 0.10, ServerErrorRate: 0.05, UnreadableRate: 0.05},
 		3*providerTimeout)
 	if err != nil {
 		return res, err
@@ -151,11 +151,11 @@ func (s ledgerSummary) statuses() string { return tallyText(s.byStatus) }
 // compareLedger: succeeded ⇔ exactly one charge of its amount; declined
 // or failed ⇔ none; a charge of no payment, or any other kind of entry
 // (a hold, a refund), is a mismatch too.
-func compareLedger(payments []openapi.Payment, want map[int64]string, ledger []sandbox.Entry) ledgerSummary {
+func compareLedger(payments []openapi.Payment, want map[int64]string, ledger []acquirer.Entry) ledgerSummary {
 	s := ledgerSummary{byStatus: map[string]int{}}
 	charges := map[int64]int{}
 	for _, e := range ledger {
-		if e.Kind == sandbox.EntryCharge {
+		if e.Kind == acquirer.EntryCharge {
 			charges[e.AmountMinor]++
 			s.charges++
 			continue
@@ -208,7 +208,7 @@ func someOf(list []string) string {
 // behind a counter of what Paygate met: every /v1 call, the status
 // inquiries among them, and each injected fault as it reached Paygate.
 type soakAcquirer struct {
-	srv      *sandbox.Server
+	srv      *acquirer.Server
 	http     *http.Server
 	url, key string
 	served   chan error
@@ -216,11 +216,11 @@ type soakAcquirer struct {
 	calls, inquiries, timeouts, serverErrors, unreadable atomic.Int64
 }
 
-// startSoakAcquirer serves sandbox.Open's Server on 127.0.0.1:0, as
-// sandbox.Listen does, with the counter in front.
-func startSoakAcquirer(f sandbox.Faults, maxHang time.Duration) (*soakAcquirer, error) {
+// startSoakAcquirer serves acquirer.Open's Server on 127.0.0.1:0, as
+// acquirer.Listen does, with the counter in front.
+func startSoakAcquirer(f acquirer.Faults, maxHang time.Duration) (*soakAcquirer, error) {
 	key := "sk_sandbox_soak_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	srv, err := sandbox.Open(sandbox.Config{APIKey: key, Faults: f, MaxHang: maxHang})
+	srv, err := acquirer.Open(acquirer.Config{APIKey: key, Faults: f, MaxHang: maxHang})
 	if err != nil {
 		return nil, err
 	}

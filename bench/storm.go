@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
 
 // directTarget is the endpoint both storms hit.
@@ -160,7 +160,7 @@ func settleOne(ctx context.Context, f *fleet, res checkResult, created []byte, o
 	if len(list) != 1 {
 		res.fail("%d payments for the order, want 1", len(list))
 	}
-	charges := f.charges(sandbox.EntryCharge)
+	charges := f.charges(acquirer.EntryCharge)
 	total := 0
 	for _, k := range charges {
 		total += k

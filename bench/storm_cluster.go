@@ -20,7 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
 
 // fleet is the Paygate deployment a storm or the crash chaos runs
@@ -30,7 +30,7 @@ import (
 // stick) outlives every Paygate process.
 type fleet struct {
 	db    string
-	acq   *sandbox.Running
+	acq   *acquirer.Running
 	nodes []*fleetNode // every process
 	api   []*fleetNode // the ones that serve the API
 	// signer signs requests with the sandbox key the first process printed;
@@ -54,7 +54,7 @@ func startFleet(ctx context.Context, c checkConfig, extra ...string) (_ *fleet, 
 	if err != nil {
 		return nil, err
 	}
-	acq, err := sandbox.Listen("127.0.0.1:0", sandbox.Config{StateFile: filepath.Join(c.dir, "acquirer.json")})
+	acq, err := acquirer.Listen("127.0.0.1:0", acquirer.Config{StateFile: filepath.Join(c.dir, "acquirer.json")})
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -119,7 +120,7 @@ func crashOnce(t *testing.T, bin string, args []string, point string, amount int
 	require.NoError(t, err)
 	charges := 0
 	for _, e := range entries {
-		if e.Kind == sandbox.EntryCharge && e.AmountMinor == amount {
+		if e.Kind == acquirer.EntryCharge && e.AmountMinor == amount {
 			charges++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -51,11 +52,11 @@ func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, [
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, nil, nil, err
 	}
-	run, err := sandbox.Start(sandbox.Config{StateFile: filepath.Join(dataDir, "sandbox-acquirer.json"), Logger: a.log})
+	run, err := acquirer.Start(acquirer.Config{StateFile: filepath.Join(dataDir, "sandbox-acquirer.json"), Logger: a.log})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("start the sandbox acquirer: %w", err)
 	}
-	return provider.Registry{sandbox.Name: run.Adapter(client)}, []string{run.URL}, func() { run.Close() }, nil
+	return provider.Registry{sandbox.Name: sandbox.NewAdapter(run.URL, run.APIKey, client)}, []string{run.URL}, func() { run.Close() }, nil
 }
 
 // binFallback asks the provider of the key's first channel for a BIN the
@@ -68,7 +69,7 @@ func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context
 		}
 		for _, c := range chans {
 			if p, err := reg.Provider(c.Provider); err == nil {
-				return p.BIN(ctx, bin)
+				return provider.BINSourceOf(p).BIN(ctx, bin)
 			}
 		}
 		return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no provider to ask")
@@ -87,7 +88,7 @@ func sandboxAcquirer(ctx context.Context, args []string, getenv func(string) str
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
-	run, err := sandbox.Listen(*addr, sandbox.Config{APIKey: *key, StateFile: *state, BaseURL: *base})
+	run, err := acquirer.Listen(*addr, acquirer.Config{APIKey: *key, StateFile: *state, BaseURL: *base})
 	if err != nil {
 		return err
 	}

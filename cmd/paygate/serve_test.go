@@ -14,7 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -30,7 +30,7 @@ func TestProductionRefusesTheSandboxAcquirer(t *testing.T) {
 // queues it; the worker completes it. The worker serves no API.
 func TestRoles(t *testing.T) {
 	url := storetest.NewPostgresDatabase(t)
-	acq, err := sandbox.Start(sandbox.Config{})
+	acq, err := acquirer.Start(acquirer.Config{})
 	require.NoError(t, err)
 	defer acq.Close()
 	// Every process of a cluster shares the master key: here the same data

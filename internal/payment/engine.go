@@ -94,7 +94,7 @@ type call struct {
 	op   *Operation
 	p    *Payment
 	ch   merchant.Channel
-	prov provider.Provider
+	prov provider.Payments
 }
 
 // Load implements operation.Handler: the payment, its channel and provider.
@@ -111,7 +111,7 @@ func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error
 	if err != nil {
 		return nil, err
 	}
-	return &call{e: h.e, op: op, p: p, ch: ch, prov: prov}, nil
+	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PaymentsOf(prov)}, nil
 }
 
 // Inquire implements operation.Call.

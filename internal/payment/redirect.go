@@ -101,7 +101,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 	if err != nil {
 		return "", err
 	}
-	page, err := prov.HostedSession(ctx, provider.HostedSessionRequest{
+	page, err := provider.HostedPagesOf(prov).HostedSession(ctx, provider.HostedSessionRequest{
 		OperationID: op.ID, AmountMinor: p.AmountMinor, Currency: p.Currency, OrderID: p.OrderID,
 		Description: p.Description, Locale: p.Locale, ReturnURL: e.returnURL(p),
 		Authorize: p.OperationMode == ModeAuthorize, Profile: ch.Profile,

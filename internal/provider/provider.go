@@ -261,31 +261,85 @@ type HostedSessionResult struct {
 	URL        string
 }
 
-// Provider is an acquirer adapter. Methods return a result for every answer
-// the provider gave (a decline is a result, not an error) and an *Error when
-// no outcome could be learned.
+// Provider is the core every acquirer adapter offers: its name and what
+// each of its profiles can do. Everything else an acquirer may or may not
+// offer is an optional interface below (Payments, Verifications, Payouts,
+// BINSource, HostedPages), checked by type assertion, so an adapter
+// implements only what its acquirer does (docs/providers.md; issue 11,
+// item 5). Reach an optional interface through PaymentsOf and its siblings.
+//
+// Every method of every interface returns a result for each answer the
+// provider gave (a decline is a result, not an error) and an *Error when no
+// outcome could be learned.
 type Provider interface {
 	// Name is the provider's name as channels refer to it.
 	Name() string
 	// Capabilities of a profile; an unknown profile is an error.
 	Capabilities(profile string) (Capabilities, error)
+}
 
+// Payments is an acquirer that takes card, wallet and mobile payments
+// (client API: payments; decisions section 7: charge, authorize, capture,
+// cancel, refund). Each request's OperationID is the acquirer's idempotency
+// key, and Status finds an operation by it: an operation whose answer was
+// lost is asked about, never sent as new.
+type Payments interface {
+	// Pay charges or authorizes (PayRequest.Authorize).
 	Pay(ctx context.Context, r PayRequest) (PayResult, error)
+	// Capture takes all or part of a hold.
 	Capture(ctx context.Context, r CaptureRequest) (PayResult, error)
+	// Cancel releases a hold.
 	Cancel(ctx context.Context, r CancelRequest) (PayResult, error)
+	// Refund returns all or part of a captured payment.
 	Refund(ctx context.Context, r RefundRequest) (PayResult, error)
+	// Confirm submits a one-time code, or (no code) asks for the outcome of
+	// a 3DS or redirect step.
 	Confirm(ctx context.Context, r ConfirmRequest) (PayResult, error)
+	// Status is the outcome of an earlier payment operation (pay, capture,
+	// cancel, refund, confirm, hosted session) by its OperationID; NotFound
+	// when the acquirer never carried it out, so sending it is safe.
 	Status(ctx context.Context, r StatusRequest) (PayResult, error)
+}
 
+// Verifications is an acquirer that verifies cards by a code the payer reads
+// back (capability Lookup; decisions section 15).
+type Verifications interface {
+	// CreateVerification holds a small sum and sends the payer a code.
 	CreateVerification(ctx context.Context, r VerificationRequest) (VerificationResult, error)
+	// Verify submits the code; the answer already counts the attempt.
 	Verify(ctx context.Context, r VerifyRequest) (VerificationResult, error)
+	// VerificationStatus finds a verification by the operation id that
+	// created it; NotFound when the acquirer never saw it.
 	VerificationStatus(ctx context.Context, r StatusRequest) (VerificationResult, error)
+}
 
+// Payouts is an acquirer that sends money to cards and wallets (capability
+// Debit; decisions section 15).
+type Payouts interface {
+	// CreatePayout sends money.
 	CreatePayout(ctx context.Context, r PayoutRequest) (PayoutResult, error)
+	// ConfirmPayout submits a one-time code, or (no code) reads the outcome
+	// of a 3DS step.
 	ConfirmPayout(ctx context.Context, r ConfirmRequest) (PayoutResult, error)
+	// PayoutStatus finds a payout by the operation id that created it;
+	// NotFound when the acquirer never saw it.
 	PayoutStatus(ctx context.Context, r StatusRequest) (PayoutResult, error)
+}
 
+// BINSource is an acquirer that describes BINs: the fallback of the card
+// information lookup for BINs Paygate's own base does not cover
+// (docs/bins.md). Only a 6- or 8-digit BIN is ever passed on.
+type BINSource interface {
+	// BIN describes a 6- or 8-digit BIN; NotFound when unknown.
 	BIN(ctx context.Context, bin string) (BINInfo, error)
+}
+
+// HostedPages is an acquirer with its own checkout page (capability
+// HostedPage; channels in provider_redirect mode, docs/checkout.md). The
+// payment made on the page is reported by Payments.Status of the session's
+// OperationID.
+type HostedPages interface {
+	// HostedSession opens a checkout page and says where to send the payer.
 	HostedSession(ctx context.Context, r HostedSessionRequest) (HostedSessionResult, error)
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
@@ -176,7 +176,7 @@ func TestConcurrentOperations(t *testing.T) {
 			require.Equal(t, "succeeded", p.Status)
 			require.Equal(t, int64(1000), *p.CapturedAmountMinor)
 			require.Equal(t, 1, operationsOf(e, id, "capture"))
-			require.Equal(t, [2]int64{1, 1000}, ledgerOf(e, id)[sandbox.EntryCapture], "one capture at the acquirer")
+			require.Equal(t, [2]int64{1, 1000}, ledgerOf(e, id)[acquirer.EntryCapture], "one capture at the acquirer")
 		})
 
 		t.Run("partial captures", func(t *testing.T) {
@@ -188,8 +188,8 @@ func TestConcurrentOperations(t *testing.T) {
 			require.Equal(t, "succeeded", p.Status)
 			require.Equal(t, int64(600), *p.CapturedAmountMinor)
 			l := ledgerOf(e, id)
-			require.Equal(t, [2]int64{1, 600}, l[sandbox.EntryCapture])
-			require.Equal(t, [2]int64{1, 400}, l[sandbox.EntryRelease], "the rest released once")
+			require.Equal(t, [2]int64{1, 600}, l[acquirer.EntryCapture])
+			require.Equal(t, [2]int64{1, 400}, l[acquirer.EntryRelease], "the rest released once")
 		})
 
 		t.Run("captures and cancels", func(t *testing.T) {
@@ -205,11 +205,11 @@ func TestConcurrentOperations(t *testing.T) {
 			l := ledgerOf(e, id)
 			switch p.Status {
 			case "succeeded":
-				require.Equal(t, [2]int64{1, 1000}, l[sandbox.EntryCapture])
-				require.Zero(t, l[sandbox.EntryRelease][0])
+				require.Equal(t, [2]int64{1, 1000}, l[acquirer.EntryCapture])
+				require.Zero(t, l[acquirer.EntryRelease][0])
 			case "canceled":
-				require.Equal(t, [2]int64{1, 1000}, l[sandbox.EntryRelease])
-				require.Zero(t, l[sandbox.EntryCapture][0])
+				require.Equal(t, [2]int64{1, 1000}, l[acquirer.EntryRelease])
+				require.Zero(t, l[acquirer.EntryCapture][0])
 			default:
 				t.Fatalf("status %s", p.Status)
 			}
@@ -227,7 +227,7 @@ func TestConcurrentOperations(t *testing.T) {
 			require.Equal(t, "partially_refunded", q.Status)
 			require.Equal(t, int64(600), *q.RefundedAmountMinor)
 			require.Equal(t, 1, operationsOf(e, id, "refund"))
-			require.Equal(t, [2]int64{1, 600}, ledgerOf(e, id)[sandbox.EntryRefund])
+			require.Equal(t, [2]int64{1, 600}, ledgerOf(e, id)[acquirer.EntryRefund])
 
 			// The rest, raced again: one takes the 400 left, none more.
 			// A loser that runs after the winner's refund completed finds the
@@ -237,7 +237,7 @@ func TestConcurrentOperations(t *testing.T) {
 			require.Equal(t, 1, got["200"], got)
 			q = e.settle(cs[0], id, "partially_refunded")
 			require.Equal(t, "refunded", q.Status)
-			require.Equal(t, [2]int64{2, 1000}, ledgerOf(e, id)[sandbox.EntryRefund])
+			require.Equal(t, [2]int64{2, 1000}, ledgerOf(e, id)[acquirer.EntryRefund])
 		})
 	})
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -17,7 +17,7 @@ import (
 // one hold and one capture — never two.
 func TestProviderFaults(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
-		e := newEnv(t, db, options{work: true, faults: sandbox.Faults{
+		e := newEnv(t, db, options{work: true, faults: acquirer.Faults{
 			Seed: 11, TimeoutRate: 0.25, ServerErrorRate: 0.1, UnreadableRate: 0.1,
 		}})
 		type pay struct{ id, mode string }
@@ -53,12 +53,12 @@ func TestProviderFaults(t *testing.T) {
 			require.NoError(t, e.store.DB().QueryRowContext(context.Background(),
 				`SELECT id FROM operations WHERE payment_id = $1 AND kind = 'pay'`, p.id).Scan(&payOp))
 			if p.mode == "charge" {
-				require.Equal(t, 1, e.acquirer.Count(sandbox.EntryCharge, payOp), p.id)
-				require.Equal(t, 0, e.acquirer.Count(sandbox.EntryHold, payOp), p.id)
+				require.Equal(t, 1, e.acquirer.Count(acquirer.EntryCharge, payOp), p.id)
+				require.Equal(t, 0, e.acquirer.Count(acquirer.EntryHold, payOp), p.id)
 			} else {
-				require.Equal(t, 1, e.acquirer.Count(sandbox.EntryHold, payOp), p.id)
-				require.Equal(t, 1, e.acquirer.Count(sandbox.EntryCapture, payOp), p.id)
-				require.Equal(t, 0, e.acquirer.Count(sandbox.EntryCharge, payOp), p.id)
+				require.Equal(t, 1, e.acquirer.Count(acquirer.EntryHold, payOp), p.id)
+				require.Equal(t, 1, e.acquirer.Count(acquirer.EntryCapture, payOp), p.id)
+				require.Equal(t, 0, e.acquirer.Count(acquirer.EntryCharge, payOp), p.id)
 			}
 		}
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
@@ -59,7 +60,7 @@ type env struct {
 	url       string
 	merchants *merchant.Service
 	server    *server.Server
-	acquirer  *sandbox.Server
+	acquirer  *acquirer.Server
 	acqURL    string // the sandbox's base URL: its pages and API
 	bins      *cardinfo.Service
 	a, b      *client.Client // two keys of two merchants
@@ -78,7 +79,7 @@ type options struct {
 	environment string
 	rateLimit   int
 	work        bool // run River workers
-	faults      sandbox.Faults
+	faults      acquirer.Faults
 	proxies     []netip.Prefix
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// webhookTimeout is how long a webhook endpoint may take; 0: 15 s.
@@ -113,10 +114,10 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 
 	// The sandbox acquirer, reached over real HTTP.
-	acq, err := sandbox.Start(sandbox.Config{Now: clk.Now, MaxHang: 3 * time.Second, Faults: o.faults})
+	acq, err := acquirer.Start(acquirer.Config{Now: clk.Now, MaxHang: 3 * time.Second, Faults: o.faults})
 	require.NoError(t, err)
 	t.Cleanup(func() { acq.Close() })
-	adapter := acq.Adapter(&http.Client{Timeout: time.Second})
+	adapter := sandbox.NewAdapter(acq.URL, acq.APIKey, &http.Client{Timeout: time.Second})
 	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID,
 		Providers: provider.Registry{sandbox.Name: adapter}}
 	ops := &operation.Engine{Store: s, Sealer: kr, Now: clk.Now, Log: log, PollEvery: 50 * time.Millisecond,

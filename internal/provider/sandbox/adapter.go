@@ -1,3 +1,8 @@
+// Package sandbox is Paygate's adapter for the bundled sandbox acquirer
+// (decisions section 7; docs/sandbox.md). It talks to the acquirer over HTTP
+// only, through the JSON of package wire, and imports nothing of the
+// acquirer itself (package acquirer), as an adapter for a real acquirer
+// would; it passes the conformance suite (providertest, docs/providers.md).
 package sandbox
 
 import (
@@ -10,6 +15,7 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // Name is the provider name channels use for the sandbox.
@@ -21,7 +27,7 @@ const Name = "sandbox"
 // any acquirer.
 type Adapter struct {
 	// Profiles is what each profile can do, as data; NewAdapter sets
-	// DefaultProfiles. It must agree with the sandbox's Config.Profiles.
+	// wire.DefaultProfiles. It must agree with the acquirer's Config.Profiles.
 	Profiles map[string]provider.Capabilities
 
 	base   string
@@ -30,7 +36,15 @@ type Adapter struct {
 	now    func() time.Time // for Retry-After dates
 }
 
-var _ provider.Provider = (*Adapter)(nil)
+// The sandbox offers every optional interface of the seam.
+var (
+	_ provider.Provider      = (*Adapter)(nil)
+	_ provider.Payments      = (*Adapter)(nil)
+	_ provider.Verifications = (*Adapter)(nil)
+	_ provider.Payouts       = (*Adapter)(nil)
+	_ provider.BINSource     = (*Adapter)(nil)
+	_ provider.HostedPages   = (*Adapter)(nil)
+)
 
 // NewAdapter returns an adapter for the sandbox at baseURL, authenticating
 // with apiKey. A nil client gets one with a 30 s timeout; Paygate passes its
@@ -42,7 +56,7 @@ func NewAdapter(baseURL, apiKey string, client *http.Client) *Adapter {
 	for len(baseURL) > 0 && baseURL[len(baseURL)-1] == '/' {
 		baseURL = baseURL[:len(baseURL)-1]
 	}
-	return &Adapter{Profiles: DefaultProfiles(), base: baseURL, key: apiKey, client: client, now: time.Now}
+	return &Adapter{Profiles: wire.DefaultProfiles(), base: baseURL, key: apiKey, client: client, now: time.Now}
 }
 
 // Name implements provider.Provider.
@@ -50,7 +64,7 @@ func (a *Adapter) Name() string { return Name }
 
 // Capabilities implements provider.Provider; "" is the default profile.
 func (a *Adapter) Capabilities(profile string) (provider.Capabilities, error) {
-	caps, ok := a.Profiles[orWord(profile, ProfileDefault)]
+	caps, ok := a.Profiles[orWord(profile, wire.ProfileDefault)]
 	if !ok {
 		return nil, provider.Errorf(provider.Invalid, "no sandbox profile %q", profile)
 	}
@@ -66,7 +80,7 @@ func (a *Adapter) need(profile string, caps ...provider.Capability) error {
 	}
 	for _, c := range caps {
 		if c != "" && !have.Has(c) {
-			return provider.Errorf(provider.Unsupported, "sandbox profile %q lacks %s", orWord(profile, ProfileDefault), c)
+			return provider.Errorf(provider.Unsupported, "sandbox profile %q lacks %s", orWord(profile, wire.ProfileDefault), c)
 		}
 	}
 	return nil
@@ -81,7 +95,7 @@ func required(fields ...string) error {
 	return nil
 }
 
-// Pay implements provider.Provider.
+// Pay implements provider.Payments.
 func (a *Adapter) Pay(ctx context.Context, r provider.PayRequest) (provider.PayResult, error) {
 	if err := required(r.OperationID); err != nil {
 		return provider.PayResult{}, err
@@ -104,22 +118,22 @@ func (a *Adapter) Pay(ctx context.Context, r provider.PayRequest) (provider.PayR
 	if err := a.need(r.Profile, need, extra, save); err != nil {
 		return provider.PayResult{}, err
 	}
-	req := paymentRequest{Intent: intent, AmountMinor: r.AmountMinor, Currency: r.Currency,
+	req := wire.PaymentRequest{Intent: intent, AmountMinor: r.AmountMinor, Currency: r.Currency,
 		OrderID: r.OrderID, Description: r.Description, Method: m, Customer: wireCustomerOf(r.Customer),
 		Browser: wireBrowserOf(r.Browser), Locale: r.Locale, ReturnURL: r.ReturnURL, SaveCard: r.SaveCard}
 	return a.payment(ctx, http.MethodPost, "/v1/payments", r.Profile, r.OperationID, req)
 }
 
-// Capture implements provider.Provider.
+// Capture implements provider.Payments.
 func (a *Adapter) Capture(ctx context.Context, r provider.CaptureRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Capture)); err != nil {
 		return provider.PayResult{}, err
 	}
 	return a.payment(ctx, http.MethodPost, paymentPath(r.ProviderID, "capture"), r.Profile, r.OperationID,
-		amountRequest{AmountMinor: r.AmountMinor})
+		wire.AmountRequest{AmountMinor: r.AmountMinor})
 }
 
-// Cancel implements provider.Provider.
+// Cancel implements provider.Payments.
 func (a *Adapter) Cancel(ctx context.Context, r provider.CancelRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Cancel)); err != nil {
 		return provider.PayResult{}, err
@@ -127,17 +141,17 @@ func (a *Adapter) Cancel(ctx context.Context, r provider.CancelRequest) (provide
 	return a.payment(ctx, http.MethodPost, paymentPath(r.ProviderID, "cancel"), r.Profile, r.OperationID, nil)
 }
 
-// Refund implements provider.Provider. The default profile has no refund
+// Refund implements provider.Payments. The default profile has no refund
 // (decisions 7): Unsupported, and nothing is sent.
 func (a *Adapter) Refund(ctx context.Context, r provider.RefundRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Refund)); err != nil {
 		return provider.PayResult{}, err
 	}
 	return a.payment(ctx, http.MethodPost, paymentPath(r.ProviderID, "refunds"), r.Profile, r.OperationID,
-		amountRequest{AmountMinor: r.AmountMinor})
+		wire.AmountRequest{AmountMinor: r.AmountMinor})
 }
 
-// Confirm implements provider.Provider. With a code it submits the code;
+// Confirm implements provider.Payments. With a code it submits the code;
 // without one it asks for the outcome of a 3DS step by reading the payment,
 // so that asking twice never replays a stale answer.
 func (a *Adapter) Confirm(ctx context.Context, r provider.ConfirmRequest) (provider.PayResult, error) {
@@ -151,10 +165,10 @@ func (a *Adapter) Confirm(ctx context.Context, r provider.ConfirmRequest) (provi
 		return provider.PayResult{}, err
 	}
 	return a.payment(ctx, http.MethodPost, paymentPath(r.ProviderID, "confirm"), r.Profile, r.OperationID,
-		codeRequest{Code: r.Code})
+		wire.CodeRequest{Code: r.Code})
 }
 
-// Status implements provider.Provider: the outcome of a payment operation
+// Status implements provider.Payments: the outcome of a payment operation
 // (pay, capture, cancel, refund, confirm, hosted session) by its operation
 // id. NotFound means the sandbox never carried it out.
 func (a *Adapter) Status(ctx context.Context, r provider.StatusRequest) (provider.PayResult, error) {
@@ -171,13 +185,13 @@ func (a *Adapter) Status(ctx context.Context, r provider.StatusRequest) (provide
 	_ = json.Unmarshal(raw, &probe) // raw is valid JSON: do checked it
 	switch probe.Object {
 	case "payment":
-		var v paymentView
+		var v wire.PaymentView
 		if json.Unmarshal(raw, &v) != nil {
 			return provider.PayResult{}, unreadable("payment")
 		}
 		return payResult(v)
 	case "hosted_session":
-		var v sessionView
+		var v wire.SessionView
 		if json.Unmarshal(raw, &v) != nil {
 			return provider.PayResult{}, unreadable("hosted session")
 		}
@@ -189,7 +203,7 @@ func (a *Adapter) Status(ctx context.Context, r provider.StatusRequest) (provide
 }
 
 func (a *Adapter) payment(ctx context.Context, method, path, profile, key string, in any) (provider.PayResult, error) {
-	var v paymentView
+	var v wire.PaymentView
 	if in == nil && method == http.MethodPost {
 		in = struct{}{}
 	}
@@ -207,13 +221,13 @@ func paymentPath(id, action string) string {
 	return p
 }
 
-// BIN implements provider.Provider. Only a 6- or 8-digit BIN ever goes into
+// BIN implements provider.BINSource. Only a 6- or 8-digit BIN ever goes into
 // the URL: anything longer might be a card number, and is refused here.
 func (a *Adapter) BIN(ctx context.Context, bin string) (provider.BINInfo, error) {
 	if (len(bin) != 6 && len(bin) != 8) || !card.Digits(bin) {
 		return provider.BINInfo{}, provider.Errorf(provider.Invalid, "a BIN is 6 or 8 digits")
 	}
-	var v binView
+	var v wire.BINView
 	if err := a.do(ctx, http.MethodGet, "/v1/bins/"+bin, "", "", nil, &v); err != nil {
 		return provider.BINInfo{}, err
 	}
@@ -224,7 +238,7 @@ func (a *Adapter) BIN(ctx context.Context, bin string) (provider.BINInfo, error)
 		Country: v.Country, CountryCode: v.CountryCode, IssuerWebsite: v.IssuerWebsite, IssuerPhone: v.IssuerPhone}, nil
 }
 
-// HostedSession implements provider.Provider: the sandbox's own checkout
+// HostedSession implements provider.HostedPages: the sandbox's own checkout
 // page. Status(OperationID) later reports the payment made on it, pending
 // until the payer pays.
 func (a *Adapter) HostedSession(ctx context.Context, r provider.HostedSessionRequest) (provider.HostedSessionResult, error) {
@@ -235,9 +249,9 @@ func (a *Adapter) HostedSession(ctx context.Context, r provider.HostedSessionReq
 	if err := firstErr(required(r.OperationID), a.need(r.Profile, provider.HostedPage, need)); err != nil {
 		return provider.HostedSessionResult{}, err
 	}
-	req := sessionRequest{Intent: intent, AmountMinor: r.AmountMinor, Currency: r.Currency, OrderID: r.OrderID,
+	req := wire.SessionRequest{Intent: intent, AmountMinor: r.AmountMinor, Currency: r.Currency, OrderID: r.OrderID,
 		Description: r.Description, Locale: r.Locale, ReturnURL: r.ReturnURL}
-	var v sessionView
+	var v wire.SessionView
 	if err := a.do(ctx, http.MethodPost, "/v1/hosted-sessions", r.Profile, r.OperationID, req, &v); err != nil {
 		return provider.HostedSessionResult{}, err
 	}
@@ -249,8 +263,8 @@ func (a *Adapter) HostedSession(ctx context.Context, r provider.HostedSessionReq
 
 // Ledger reads the sandbox's ledger over HTTP, for tests that run the
 // sandbox in another process; count in it with Count.
-func (a *Adapter) Ledger(ctx context.Context) ([]Entry, error) {
-	var v ledgerView
+func (a *Adapter) Ledger(ctx context.Context) ([]wire.Entry, error) {
+	var v wire.LedgerView
 	if err := a.do(ctx, http.MethodGet, "/v1/ledger", "", "", nil, &v); err != nil {
 		return nil, err
 	}

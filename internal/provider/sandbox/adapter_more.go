@@ -6,28 +6,29 @@ import (
 	"net/url"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
-// CreateVerification implements provider.Provider.
+// CreateVerification implements provider.Verifications.
 func (a *Adapter) CreateVerification(ctx context.Context, r provider.VerificationRequest) (provider.VerificationResult, error) {
 	if err := firstErr(required(r.OperationID), a.need(r.Profile, provider.Lookup)); err != nil {
 		return provider.VerificationResult{}, err
 	}
-	req := verificationRequest{OrderID: r.OrderID, Currency: r.Currency, Card: wireCardOf(r.Card)}
+	req := wire.VerificationRequest{OrderID: r.OrderID, Currency: r.Currency, Card: wireCardOf(r.Card)}
 	return a.verification(ctx, http.MethodPost, "/v1/verifications", r.Profile, r.OperationID, req)
 }
 
-// Verify implements provider.Provider. The answer already counts this
+// Verify implements provider.Verifications. The answer already counts this
 // attempt.
 func (a *Adapter) Verify(ctx context.Context, r provider.VerifyRequest) (provider.VerificationResult, error) {
 	if err := required(r.OperationID, r.ProviderID, r.Code); err != nil {
 		return provider.VerificationResult{}, err
 	}
 	return a.verification(ctx, http.MethodPost, "/v1/verifications/"+url.PathEscape(r.ProviderID)+"/verify",
-		r.Profile, r.OperationID, codeRequest{Code: r.Code})
+		r.Profile, r.OperationID, wire.CodeRequest{Code: r.Code})
 }
 
-// VerificationStatus implements provider.Provider, by the operation id that
+// VerificationStatus implements provider.Verifications, by the operation id that
 // created the verification.
 func (a *Adapter) VerificationStatus(ctx context.Context, r provider.StatusRequest) (provider.VerificationResult, error) {
 	if err := required(r.OperationID); err != nil {
@@ -38,14 +39,14 @@ func (a *Adapter) VerificationStatus(ctx context.Context, r provider.StatusReque
 }
 
 func (a *Adapter) verification(ctx context.Context, method, path, profile, key string, in any) (provider.VerificationResult, error) {
-	var v verificationView
+	var v wire.VerificationView
 	if err := a.do(ctx, method, path, profile, key, in, &v); err != nil {
 		return provider.VerificationResult{}, err
 	}
 	return verificationResult(v)
 }
 
-// CreatePayout implements provider.Provider. Payouts go to cards, saved
+// CreatePayout implements provider.Payouts. Payouts go to cards, saved
 // cards and wallets; a phone is Unsupported.
 func (a *Adapter) CreatePayout(ctx context.Context, r provider.PayoutRequest) (provider.PayoutResult, error) {
 	if err := required(r.OperationID); err != nil {
@@ -61,13 +62,13 @@ func (a *Adapter) CreatePayout(ctx context.Context, r provider.PayoutRequest) (p
 	if err := a.need(r.Profile, provider.Debit, extra); err != nil {
 		return provider.PayoutResult{}, err
 	}
-	req := payoutRequest{OrderID: r.OrderID, AmountMinor: r.AmountMinor, Currency: r.Currency, Account: r.Account,
+	req := wire.PayoutRequest{OrderID: r.OrderID, AmountMinor: r.AmountMinor, Currency: r.Currency, Account: r.Account,
 		Description: r.Description, Method: m, Customer: wireCustomerOf(r.Customer), Browser: wireBrowserOf(r.Browser),
 		ReturnURL: r.ReturnURL}
 	return a.payout(ctx, http.MethodPost, "/v1/payouts", r.Profile, r.OperationID, req)
 }
 
-// ConfirmPayout implements provider.Provider: with a code it submits the
+// ConfirmPayout implements provider.Payouts: with a code it submits the
 // one-time code of a challenged payout; without one it reads the payout
 // (the outcome of a 3DS page).
 func (a *Adapter) ConfirmPayout(ctx context.Context, r provider.ConfirmRequest) (provider.PayoutResult, error) {
@@ -81,10 +82,10 @@ func (a *Adapter) ConfirmPayout(ctx context.Context, r provider.ConfirmRequest) 
 		return provider.PayoutResult{}, err
 	}
 	return a.payout(ctx, http.MethodPost, "/v1/payouts/"+url.PathEscape(r.ProviderID)+"/confirm",
-		r.Profile, r.OperationID, codeRequest{Code: r.Code})
+		r.Profile, r.OperationID, wire.CodeRequest{Code: r.Code})
 }
 
-// PayoutStatus implements provider.Provider, by the operation id that
+// PayoutStatus implements provider.Payouts, by the operation id that
 // created the payout.
 func (a *Adapter) PayoutStatus(ctx context.Context, r provider.StatusRequest) (provider.PayoutResult, error) {
 	if err := required(r.OperationID); err != nil {
@@ -94,7 +95,7 @@ func (a *Adapter) PayoutStatus(ctx context.Context, r provider.StatusRequest) (p
 }
 
 func (a *Adapter) payout(ctx context.Context, method, path, profile, key string, in any) (provider.PayoutResult, error) {
-	var v payoutView
+	var v wire.PayoutView
 	if err := a.do(ctx, method, path, profile, key, in, &v); err != nil {
 		return provider.PayoutResult{}, err
 	}

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // stub is a fake acquirer that gives one fixed answer, to drive the
@@ -110,13 +112,13 @@ func TestAdapterRequest(t *testing.T) {
 		io.WriteString(w, `{"object":"payment","id":"pay_1","status":"succeeded"}`)
 	})
 	r := payReq("4242424242424242")
-	r.Profile = ProfileRefunds
+	r.Profile = wire.ProfileRefunds
 	_, err := a.Pay(context.Background(), r)
 	require.NoError(t, err)
 	require.Equal(t, "/v1/payments", got.URL.String())
 	require.Equal(t, "Bearer k", got.Header.Get("Authorization"))
 	require.Equal(t, r.OperationID, got.Header.Get("Idempotency-Key"))
-	require.Equal(t, ProfileRefunds, got.Header.Get(profileHeader))
+	require.Equal(t, wire.ProfileRefunds, got.Header.Get(wire.ProfileHeader))
 	require.Contains(t, body, `"number":"4242424242424242"`)
 	require.Contains(t, body, `"intent":"charge"`)
 }
@@ -162,51 +164,29 @@ func TestAdapterCapabilities(t *testing.T) {
 		provider.Mobile, provider.SavedCards, provider.HostedPage} {
 		require.True(t, def.Has(c), c)
 	}
-	ref, err := a.Capabilities(ProfileRefunds)
+	ref, err := a.Capabilities(wire.ProfileRefunds)
 	require.NoError(t, err)
 	require.True(t, ref.Has(provider.Refund))
 	_, err = a.Capabilities("gold")
 	kind(t, err, provider.Invalid)
 }
 
-func TestBIN(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	tests := []struct{ bin, issuer, level, code, scheme string }{
-		{"424242", "Paygate Sandbox Bank", "classic", "US", "visa"},
-		{"42424242", "Paygate Sandbox Bank", "platinum", "US", "visa"},
-		{"42424299", "Paygate Sandbox Bank", "classic", "US", "visa"},
-		{"400012", "Paygate Sandbox Bank (test scenarios)", "classic", "US", "visa"},
-		{"555555", "Paygate Sandbox Bank", "standard", "US", "mastercard"},
-		{"220000", "Sandbox Bank RU", "classic", "RU", "mir"},
-		{"22000001", "Sandbox Bank UA", "premium", "UA", "mir"},
-		{"990001", "Sandbox Gift Cards", "gift", "IE", "private_label"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.bin, func(t *testing.T) {
-			info, err := e.a.BIN(ctx, tt.bin)
-			require.NoError(t, err)
-			require.Equal(t, tt.bin, info.BIN)
-			require.Equal(t, tt.issuer, info.Issuer)
-			require.Equal(t, tt.level, info.Level)
-			require.Equal(t, tt.code, info.CountryCode)
-			require.Equal(t, tt.scheme, info.Scheme)
-		})
-	}
-	_, err := e.a.BIN(ctx, "999999")
-	kind(t, err, provider.NotFound)
+// op, testCard, payReq and kind mirror the acquirer's test helpers
+// (acquirer/helpers_test.go): the two packages share no test code.
+func op() string { return "op_" + uuid.NewString() }
+
+func testCard(number string) *provider.Card {
+	return &provider.Card{Number: number, ExpMonth: 12, ExpYear: 2032, CVV: "987", Holder: "Ada Lovelace"}
 }
 
-func TestServerAuthentication(t *testing.T) {
-	e := newEnv(t)
-	for _, path := range []string{"/v1/payments/pay_x", "/v1/ledger", "/v1/bins/424242"} {
-		resp, err := http.Get(e.run.URL + path)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
-	}
-	wrong := NewAdapter(e.run.URL, "sk_wrong", nil)
-	_, err := wrong.Pay(context.Background(), payReq("4242424242424242"))
-	kind(t, err, provider.Invalid)
-	require.Empty(t, e.srv.Ledger())
+func payReq(number string) provider.PayRequest {
+	return provider.PayRequest{OperationID: op(), AmountMinor: 1999, Currency: "USD", OrderID: "order-1",
+		Instrument: provider.Instrument{Card: testCard(number)}, Locale: "en"}
+}
+
+// kind asserts err is a *provider.Error of kind k.
+func kind(t *testing.T, err error, k provider.ErrorKind) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, k, provider.KindOf(err), "error: %v", err)
 }

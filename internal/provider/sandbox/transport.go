@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // maxAnswer bounds what the adapter reads of an answer.
@@ -49,7 +50,7 @@ func (a *Adapter) do(ctx context.Context, method, path, profile, key string, in,
 		h.Set("Idempotency-Key", key)
 	}
 	if profile != "" {
-		h.Set(profileHeader, profile)
+		h.Set(wire.ProfileHeader, profile)
 	}
 	if ctx.Err() != nil { // never sent: safe to send again
 		return &provider.Error{Kind: provider.Transient, Message: "not sent: the context is done", Err: ctx.Err()}
@@ -117,7 +118,7 @@ func (a *Adapter) statusError(resp *http.Response, data []byte) error {
 var codeRe = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
 
 func errorCode(data []byte) string {
-	var v errorView
+	var v wire.ErrorView
 	if json.Unmarshal(data, &v) != nil || !codeRe.MatchString(v.Error.Code) {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 func TestLedgerOverHTTP(t *testing.T) {
@@ -38,7 +40,7 @@ func TestLedgerOverHTTP(t *testing.T) {
 
 	resp, body := e.raw("GET", "/v1/ledger?kind=charge&id="+url.QueryEscape(r1.OperationID), "", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var v ledgerView
+	var v wire.LedgerView
 	require.NoError(t, json.Unmarshal([]byte(body), &v))
 	require.Len(t, v.Entries, 1)
 	require.Equal(t, r1.OperationID, v.Entries[0].OperationID)
@@ -106,7 +108,7 @@ func TestStateFileJournal(t *testing.T) {
 	s, err := Open(Config{StateFile: file})
 	require.NoError(t, err)
 	h := httptest.NewServer(s)
-	a := NewAdapter(h.URL, s.APIKey(), nil)
+	a := sandbox.NewAdapter(h.URL, s.APIKey(), nil)
 	var ops []string
 	for range 3 {
 		r := payReq("4242424242424242")

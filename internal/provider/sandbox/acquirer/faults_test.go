@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 func TestFaultKinds(t *testing.T) {
@@ -27,7 +28,7 @@ func TestFaultKinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.Faults = tt.faults })
-			a := e.run.Adapter(&http.Client{Timeout: 200 * time.Millisecond})
+			a := sandbox.NewAdapter(e.run.URL, e.run.APIKey, &http.Client{Timeout: 200 * time.Millisecond})
 			r := payReq("4242424242424242")
 			_, err := a.Pay(context.Background(), r)
 			kind(t, err, tt.kind)

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/card"
+
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // behaviour is what a test instrument does (decisions section 7 and
@@ -22,18 +24,6 @@ type behaviour struct {
 	ShortHold  bool   `json:"short_hold,omitempty"` // an authorization expires after Config.ShortHoldTTL
 }
 
-// Decline codes the sandbox uses. The adapter writes the payer's message.
-const (
-	codeCardDeclined         = "card_declined"
-	codeInsufficientFunds    = "insufficient_funds"
-	codeExpiredCard          = "expired_card"
-	codeIncorrectCVC         = "incorrect_cvc"
-	codeInvalidNumber        = "invalid_card_number"
-	codeAuthenticationFailed = "authentication_failed"
-	codeProcessingError      = "processing_error"
-	codeDoNotHonor           = "do_not_honor"
-)
-
 // testCards: any expiry in the future, any CVV. Any other number that
 // passes Luhn succeeds; one that fails it is declined invalid_card_number.
 var testCards = map[string]behaviour{
@@ -41,11 +31,11 @@ var testCards = map[string]behaviour{
 	"5555555555554444": {},
 	"378282246310005":  {},
 	"4000000000003220": {Challenge: true},
-	"4000008400001629": {Challenge: true, Decline: codeCardDeclined},
-	"4000000000000002": {Decline: codeCardDeclined},
-	"4000000000009995": {Decline: codeInsufficientFunds},
-	"4000000000000069": {Decline: codeExpiredCard},
-	"4000000000000127": {Decline: codeIncorrectCVC},
+	"4000008400001629": {Challenge: true, Decline: wire.CodeCardDeclined},
+	"4000000000000002": {Decline: wire.CodeCardDeclined},
+	"4000000000009995": {Decline: wire.CodeInsufficientFunds},
+	"4000000000000069": {Decline: wire.CodeExpiredCard},
+	"4000000000000127": {Decline: wire.CodeIncorrectCVC},
 	"4000000000000119": {Fail: true},
 	"4000000000000259": {Unreadable: 2},
 	"4000000000000341": {Late: true},
@@ -55,14 +45,14 @@ var testCards = map[string]behaviour{
 // testWallets are keyed by the payload's "token".
 var testWallets = map[string]behaviour{
 	"sandbox_success":  {},
-	"sandbox_declined": {Decline: codeCardDeclined},
+	"sandbox_declined": {Decline: wire.CodeCardDeclined},
 	"sandbox_3ds":      {Challenge: true},
 }
 
 // testPhones; any other phone number behaves like the first.
 var testPhones = map[string]behaviour{
 	"+12025550100": {OTP: true},
-	"+12025550101": {Decline: codeDoNotHonor},
+	"+12025550101": {Decline: wire.CodeDoNotHonor},
 }
 
 // rightCode is the one-time code that passes (mobile, payouts, 3DS by code).
@@ -82,14 +72,14 @@ var (
 // instrument is a resolved payment method: what to show and how it behaves.
 type instrument struct {
 	method string // card, wallet, mobile, token
-	card   *cardView
+	card   *wire.CardView
 	behave behaviour
 }
 
 // resolve reads a payment method. A request the sandbox cannot act on is an
 // error answer; a card it can act on but refuses (expired, bad number) is a
 // behaviour that declines.
-func (s *Server) resolve(m wireMethod, field string) (instrument, *answer) {
+func (s *Server) resolve(m wire.Method, field string) (instrument, *answer) {
 	fail := func(a answer) (instrument, *answer) { return instrument{}, &a }
 	switch m.Type {
 	case "card":
@@ -138,14 +128,14 @@ func (s *Server) resolve(m wireMethod, field string) (instrument, *answer) {
 		c := t.Card
 		b := t.Behaviour
 		if expired(c.ExpMonth, c.ExpYear, s.now()) {
-			b = behaviour{Decline: codeExpiredCard}
+			b = behaviour{Decline: wire.CodeExpiredCard}
 		}
 		return instrument{method: "token", card: &c, behave: b}, nil
 	}
 	return fail(invalid(field+".type", "type is card, wallet, mobile or token"))
 }
 
-func (s *Server) resolveCard(c wireCard, field string) (instrument, *answer) {
+func (s *Server) resolveCard(c wire.Card, field string) (instrument, *answer) {
 	fail := func(a answer) (instrument, *answer) { return instrument{}, &a }
 	number := c.Number
 	if len(number) < 12 || len(number) > 19 || !card.Digits(number) {
@@ -161,14 +151,14 @@ func (s *Server) resolveCard(c wireCard, field string) (instrument, *answer) {
 	if c.CVV != "" && (len(c.CVV) < 3 || len(c.CVV) > 4 || !card.Digits(c.CVV)) {
 		return fail(invalid(field+".cvv", "cvv must be 3 or 4 digits"))
 	}
-	v := &cardView{Mask: card.Mask(number), Last4: card.Last4(number), Scheme: card.Scheme(number),
+	v := &wire.CardView{Mask: card.Mask(number), Last4: card.Last4(number), Scheme: card.Scheme(number),
 		ExpMonth: c.ExpMonth, ExpYear: year}
 	b, ok := testCards[number]
 	switch {
 	case !card.Luhn(number):
-		b = behaviour{Decline: codeInvalidNumber}
+		b = behaviour{Decline: wire.CodeInvalidNumber}
 	case expired(c.ExpMonth, year, s.now()):
-		b = behaviour{Decline: codeExpiredCard}
+		b = behaviour{Decline: wire.CodeExpiredCard}
 	case !ok:
 		b = behaviour{}
 	}
@@ -184,9 +174,9 @@ func expired(month, year int, now time.Time) bool {
 // savedCard is a card token's card (masked) and behaviour. A saved card
 // pays without 3DS (merchant-initiated), and never late or unreadable.
 type savedCard struct {
-	Token     string    `json:"token"`
-	Card      cardView  `json:"card"`
-	Behaviour behaviour `json:"behaviour"`
+	Token     string        `json:"token"`
+	Card      wire.CardView `json:"card"`
+	Behaviour behaviour     `json:"behaviour"`
 }
 
 // binRow is one row of the BIN table: requests whose BIN starts with
@@ -222,7 +212,7 @@ const (
 )
 
 // lookupBIN finds the longest row that prefixes bin.
-func lookupBIN(bin string) (binView, bool) {
+func lookupBIN(bin string) (wire.BINView, bool) {
 	var best *binRow
 	for i := range testBINs {
 		r := &testBINs[i]
@@ -231,19 +221,19 @@ func lookupBIN(bin string) (binView, bool) {
 		}
 	}
 	if best == nil {
-		return binView{}, false
+		return wire.BINView{}, false
 	}
 	scheme := best.scheme
 	if scheme == "" {
 		scheme = card.Scheme(bin)
 	}
-	return binView{Object: "bin", BIN: bin, Scheme: scheme, Type: best.kind, Level: best.level,
+	return wire.BINView{Object: "bin", BIN: bin, Scheme: scheme, Type: best.kind, Level: best.level,
 		Issuer: best.issuer, Country: best.country, CountryCode: best.code,
 		IssuerWebsite: best.site, IssuerPhone: best.tel}, true
 }
 
 // issuerName is the bank named in a bank reference.
-func issuerName(c *cardView) string {
+func issuerName(c *wire.CardView) string {
 	if c != nil && len(c.Mask) >= 6 {
 		if v, ok := lookupBIN(c.Mask[:6]); ok {
 			return v.Issuer

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 func (e *env) authorize(number string) (provider.PayRequest, provider.PayResult) {
@@ -97,16 +98,16 @@ func TestRefund(t *testing.T) {
 	})
 	t.Run("refunds profile", func(t *testing.T) {
 		r := payReq("4242424242424242")
-		r.Profile = ProfileRefunds
+		r.Profile = wire.ProfileRefunds
 		res := e.pay(r)
 		part := op()
-		got, err := e.a.Refund(ctx, provider.RefundRequest{OperationID: part, ProviderID: res.ProviderID, AmountMinor: 999, Profile: ProfileRefunds})
+		got, err := e.a.Refund(ctx, provider.RefundRequest{OperationID: part, ProviderID: res.ProviderID, AmountMinor: 999, Profile: wire.ProfileRefunds})
 		require.NoError(t, err)
 		require.Equal(t, int64(999), got.RefundedAmountMinor)
-		got, err = e.a.Refund(ctx, provider.RefundRequest{OperationID: op(), ProviderID: res.ProviderID, Profile: ProfileRefunds})
+		got, err = e.a.Refund(ctx, provider.RefundRequest{OperationID: op(), ProviderID: res.ProviderID, Profile: wire.ProfileRefunds})
 		require.NoError(t, err)
 		require.Equal(t, int64(1999), got.RefundedAmountMinor)
-		_, err = e.a.Refund(ctx, provider.RefundRequest{OperationID: op(), ProviderID: res.ProviderID, AmountMinor: 1, Profile: ProfileRefunds})
+		_, err = e.a.Refund(ctx, provider.RefundRequest{OperationID: op(), ProviderID: res.ProviderID, AmountMinor: 1, Profile: wire.ProfileRefunds})
 		kind(t, err, provider.Invalid)
 		require.Equal(t, 2, e.srv.Count(EntryRefund, res.ProviderID))
 		require.Equal(t, 1, e.srv.Count(EntryRefund, part))

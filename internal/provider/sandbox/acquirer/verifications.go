@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"fmt"
@@ -8,12 +8,7 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/provider"
-)
-
-// Verification statuses (with stDeclined and stFailed).
-const (
-	stCodeSent = "code_sent"
-	stVerified = "verified"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // verification is a card verification (LookUp): a small sum is blocked and
@@ -21,22 +16,22 @@ const (
 // four digits (decisions 7), which is why the masked card is enough to keep.
 type verification struct {
 	base
-	OrderID     string    `json:"order_id,omitempty"`
-	Currency    string    `json:"currency"`
-	Card        cardView  `json:"card"`
-	Behaviour   behaviour `json:"behaviour"`
-	Status      string    `json:"status"`
-	Attempts    int       `json:"attempts"`
-	DeclineCode string    `json:"decline_code,omitempty"`
-	HoldMinor   int64     `json:"hold_minor"`
-	BankRef     string    `json:"bank_ref,omitempty"`
+	OrderID     string        `json:"order_id,omitempty"`
+	Currency    string        `json:"currency"`
+	Card        wire.CardView `json:"card"`
+	Behaviour   behaviour     `json:"behaviour"`
+	Status      string        `json:"status"`
+	Attempts    int           `json:"attempts"`
+	DeclineCode string        `json:"decline_code,omitempty"`
+	HoldMinor   int64         `json:"hold_minor"`
+	BankRef     string        `json:"bank_ref,omitempty"`
 }
 
 func (s *Server) createVerification(_ *http.Request, c *call) answer {
 	if !c.caps.Has(provider.Lookup) {
 		return unsupported(provider.Lookup)
 	}
-	var req verificationRequest
+	var req wire.VerificationRequest
 	if a := decode(c.body, &req, false); a != nil {
 		return *a
 	}
@@ -54,11 +49,11 @@ func (s *Server) createVerification(_ *http.Request, c *call) answer {
 	s.st.Verifications[v.ID] = v
 	switch b := in.behave; {
 	case b.Fail:
-		v.Status, v.DeclineCode = stFailed, codeProcessingError
+		v.Status, v.DeclineCode = wire.StatusFailed, wire.CodeProcessingError
 	case b.Decline != "":
-		v.Status, v.DeclineCode = stDeclined, b.Decline
+		v.Status, v.DeclineCode = wire.StatusDeclined, b.Decline
 	default:
-		v.Status, v.HoldMinor = stCodeSent, verificationHoldMinor
+		v.Status, v.HoldMinor = wire.StatusCodeSent, verificationHoldMinor
 		s.recordLocked(Entry{Kind: EntryVerificationHold, OperationID: v.OperationID, CausedBy: c.key,
 			ResourceID: v.ID, AmountMinor: v.HoldMinor, Currency: v.Currency, CardMask: v.Card.Mask})
 		v.BankRef = fmt.Sprintf("SBX%09d", len(s.st.Ledger))
@@ -76,23 +71,23 @@ func (s *Server) verify(r *http.Request, c *call) answer {
 	if v == nil {
 		return notFound()
 	}
-	var req codeRequest
+	var req wire.CodeRequest
 	if a := decode(c.body, &req, false); a != nil {
 		return *a
 	}
 	if req.Code == "" || len(req.Code) > 32 || !card.Digits(req.Code) {
 		return invalid("code", "code must be 1 to 32 digits")
 	}
-	if v.Status != stCodeSent {
+	if v.Status != wire.StatusCodeSent {
 		return invalidState()
 	}
 	v.Attempts++
 	v.UpdatedAt = s.now()
 	switch {
 	case req.Code == v.Card.Last4:
-		v.Status = stVerified
+		v.Status = wire.StatusVerified
 	case v.Attempts >= maxVerifyAttempts:
-		v.Status, v.DeclineCode = stFailed, codeAuthenticationFailed
+		v.Status, v.DeclineCode = wire.StatusFailed, wire.CodeAuthenticationFailed
 	default:
 		return verificationAnswer(http.StatusOK, v)
 	}
@@ -125,7 +120,7 @@ func (s *Server) getVerificationByID(id string) answer {
 
 func verificationAnswer(status int, v *verification) answer {
 	c := v.Card
-	view := verificationView{Object: "verification", ID: v.ID, OperationID: v.OperationID, OrderID: v.OrderID,
+	view := wire.VerificationView{Object: "verification", ID: v.ID, OperationID: v.OperationID, OrderID: v.OrderID,
 		Status: v.Status, Attempts: v.Attempts, Currency: v.Currency, HoldAmountMinor: v.HoldMinor, Card: &c,
 		Decline: declineOf(v.DeclineCode), BankReference: bankRefOf(v.BankRef, &c),
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}

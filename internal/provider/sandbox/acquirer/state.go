@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // stateVersion is the format of the state file; another version is refused
@@ -115,7 +117,7 @@ func (s *Server) load() error {
 		s.st = st
 	}
 	for id, p := range s.st.Payments {
-		if p.Status == stAuthorized {
+		if p.Status == wire.StatusAuthorized {
 			s.holds[id] = p
 		}
 	}

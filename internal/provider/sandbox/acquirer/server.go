@@ -1,14 +1,16 @@
-// Package sandbox is Paygate's bundled acquirer (decisions section 7): an
-// HTTP server that behaves like a real acquirer (idempotency keys, status
-// inquiries by operation id, 3DS and checkout pages, holds that expire,
-// injected faults), a ledger of the money it moved, and the Adapter through
-// which Paygate talks to it over HTTP only, as it would to any acquirer.
+// Package acquirer is Paygate's bundled sandbox acquirer (decisions section
+// 7): an HTTP server that behaves like a real acquirer (idempotency keys,
+// status inquiries by operation id, 3DS and checkout pages, holds that
+// expire, injected faults) and a ledger of the money it moved. Paygate talks
+// to it through the adapter in the parent package, over HTTP only, as it
+// would to any acquirer; the two share nothing but the wire format
+// (package wire).
 //
 // The ledger is the point: end-to-end tests, crash tests and benchmarks count
 // in it what really happened (one charge per operation, however often Paygate
 // retried) instead of trusting Paygate's own records. docs/sandbox.md
 // describes the HTTP API and the test data for users.
-package sandbox
+package acquirer
 
 import (
 	"crypto/rand"
@@ -18,34 +20,12 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
-
-// The profiles DefaultProfiles defines.
-const (
-	ProfileDefault = "default" // decisions 7: everything but refund
-	ProfileRefunds = "refunds" // the same plus refund, to exercise refunds
-)
-
-// DefaultProfiles returns the profile table used when Config.Profiles is
-// nil: "default" with the capabilities of decisions section 7 plus the
-// hosted page, and "refunds", the same with refund. A fresh map each time,
-// so a caller may change its copy.
-func DefaultProfiles() map[string]provider.Capabilities {
-	base := provider.Capabilities{
-		provider.Charge, provider.Authorize, provider.Capture, provider.Cancel,
-		provider.Lookup, provider.Debit, provider.ThreeDS, provider.WalletToken,
-		provider.WalletDirect, provider.Mobile, provider.SavedCards, provider.HostedPage,
-	}
-	return map[string]provider.Capabilities{
-		ProfileDefault: slices.Clone(base),
-		ProfileRefunds: append(slices.Clone(base), provider.Refund),
-	}
-}
 
 // Config configures a Server. The zero value works: every field has a default.
 type Config struct {
@@ -61,7 +41,7 @@ type Config struct {
 	// Tests inject one and move time instead of waiting. Nil: time.Now.
 	Now func() time.Time
 	// Profiles maps a profile name (the Sandbox-Profile header) to what it
-	// can do. Nil: DefaultProfiles.
+	// can do. Nil: wire.DefaultProfiles.
 	Profiles map[string]provider.Capabilities
 	// HoldTTL is how long an authorization holds funds before it expires
 	// by itself. Zero: 7 days.
@@ -142,7 +122,7 @@ func open(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Profiles == nil {
-		cfg.Profiles = DefaultProfiles()
+		cfg.Profiles = wire.DefaultProfiles()
 	}
 	cfg.HoldTTL = orDefault(cfg.HoldTTL, 7*24*time.Hour)
 	cfg.ShortHoldTTL = orDefault(cfg.ShortHoldTTL, time.Minute)

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 func TestTestCardsAreCardNumbers(t *testing.T) {
@@ -213,7 +214,7 @@ func TestPayStorm(t *testing.T) {
 // gives up; the status inquiry and a retry find the one charge.
 func TestLateCard(t *testing.T) {
 	e := newEnv(t)
-	impatient := e.run.Adapter(&http.Client{Timeout: 200 * time.Millisecond})
+	impatient := sandbox.NewAdapter(e.run.URL, e.run.APIKey, &http.Client{Timeout: 200 * time.Millisecond})
 	r := payReq("4000000000000341")
 	_, err := impatient.Pay(context.Background(), r)
 	kind(t, err, provider.OutcomeUnknown)

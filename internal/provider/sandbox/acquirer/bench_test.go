@@ -1,9 +1,11 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 // BenchmarkPay is one charge through the adapter over loopback HTTP, with
@@ -21,7 +23,7 @@ func BenchmarkPay(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer run.Close()
-			a := run.Adapter(nil)
+			a := sandbox.NewAdapter(run.URL, run.APIKey, nil)
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := a.Pay(ctx, payReq("4242424242424242")); err != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // clock is the injected Config.Now: tests move it instead of waiting.
@@ -81,7 +83,7 @@ type env struct {
 	clock *clock
 	run   *Running
 	srv   *Server
-	a     *Adapter
+	a     *sandbox.Adapter
 	rec   *recorder
 	// pages is a payer's browser that does not follow redirects, so tests
 	// see each 303.
@@ -101,7 +103,7 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	rec := &recorder{}
 	return &env{
 		t: t, clock: clk, run: run, srv: run.Server, rec: rec,
-		a: run.Adapter(&http.Client{Transport: rec, Timeout: 5 * time.Second}),
+		a: sandbox.NewAdapter(run.URL, run.APIKey, &http.Client{Transport: rec, Timeout: 5 * time.Second}),
 		pages: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
@@ -143,7 +145,7 @@ func (e *env) raw(method, path, key, profile, body string) (*http.Response, stri
 		req.Header.Set("Idempotency-Key", key)
 	}
 	if profile != "" {
-		req.Header.Set(profileHeader, profile)
+		req.Header.Set(wire.ProfileHeader, profile)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(e.t, err)
@@ -174,7 +176,7 @@ func (e *env) submit(u string, form url.Values) (*http.Response, string) {
 
 func errCode(t *testing.T, body string) string {
 	t.Helper()
-	var v errorView
+	var v wire.ErrorView
 	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
 	return v.Error.Code
 }

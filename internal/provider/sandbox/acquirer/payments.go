@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"cmp"
@@ -11,47 +11,37 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/provider"
-)
-
-// Statuses in the sandbox's own vocabulary (the adapter maps them).
-const (
-	stSucceeded      = "succeeded"
-	stAuthorized     = "authorized"
-	stRequiresAction = "requires_action"
-	stDeclined       = "declined"
-	stFailed         = "failed"
-	stCanceled       = "canceled"
-	stExpired        = "expired"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // payment is a charge or an authorization at the sandbox.
 type payment struct {
 	base
-	Intent        string       `json:"intent"` // charge or authorize
-	Status        string       `json:"status"`
-	AmountMinor   int64        `json:"amount_minor"`
-	CapturedMinor int64        `json:"captured_minor"`
-	RefundedMinor int64        `json:"refunded_minor"`
-	Currency      string       `json:"currency"`
-	OrderID       string       `json:"order_id,omitempty"`
-	Locale        string       `json:"locale"`
-	ReturnURL     string       `json:"return_url,omitempty"`
-	Method        string       `json:"method"`
-	Card          *cardView    `json:"card,omitempty"`
-	Behaviour     behaviour    `json:"behaviour"`
-	SaveCard      bool         `json:"save_card,omitempty"`
-	Action        string       `json:"action,omitempty"` // three_ds or otp, while requires_action
-	ActionURL     string       `json:"action_url,omitempty"`
-	DeclineCode   string       `json:"decline_code,omitempty"`
-	CardToken     string       `json:"card_token,omitempty"`
-	HoldExpiresAt *time.Time   `json:"hold_expires_at,omitempty"`
-	SessionID     string       `json:"session_id,omitempty"`
-	BankRef       string       `json:"bank_ref,omitempty"`
-	Refunds       []refundView `json:"refunds,omitempty"`
+	Intent        string            `json:"intent"` // charge or authorize
+	Status        string            `json:"status"`
+	AmountMinor   int64             `json:"amount_minor"`
+	CapturedMinor int64             `json:"captured_minor"`
+	RefundedMinor int64             `json:"refunded_minor"`
+	Currency      string            `json:"currency"`
+	OrderID       string            `json:"order_id,omitempty"`
+	Locale        string            `json:"locale"`
+	ReturnURL     string            `json:"return_url,omitempty"`
+	Method        string            `json:"method"`
+	Card          *wire.CardView    `json:"card,omitempty"`
+	Behaviour     behaviour         `json:"behaviour"`
+	SaveCard      bool              `json:"save_card,omitempty"`
+	Action        string            `json:"action,omitempty"` // three_ds or otp, while requires_action
+	ActionURL     string            `json:"action_url,omitempty"`
+	DeclineCode   string            `json:"decline_code,omitempty"`
+	CardToken     string            `json:"card_token,omitempty"`
+	HoldExpiresAt *time.Time        `json:"hold_expires_at,omitempty"`
+	SessionID     string            `json:"session_id,omitempty"`
+	BankRef       string            `json:"bank_ref,omitempty"`
+	Refunds       []wire.RefundView `json:"refunds,omitempty"`
 }
 
 func (s *Server) createPayment(r *http.Request, c *call) answer {
-	var req paymentRequest
+	var req wire.PaymentRequest
 	if a := decode(c.body, &req, false); a != nil {
 		return *a
 	}
@@ -97,7 +87,7 @@ func (s *Server) createPayment(r *http.Request, c *call) answer {
 
 // methodCapability is the capability a payment method needs beyond charge
 // or authorize.
-func methodCapability(m wireMethod) provider.Capability {
+func methodCapability(m wire.Method) provider.Capability {
 	switch {
 	case m.Type == "wallet" && m.Wallet != nil && m.Wallet.Mode == "direct":
 		return provider.WalletDirect
@@ -124,13 +114,13 @@ func (s *Server) startPaymentLocked(p *payment, in instrument, base string) {
 	b := in.behave
 	switch {
 	case b.Fail:
-		p.Status, p.DeclineCode = stFailed, codeProcessingError
+		p.Status, p.DeclineCode = wire.StatusFailed, wire.CodeProcessingError
 	case b.Decline != "" && !b.Challenge:
-		p.Status, p.DeclineCode = stDeclined, b.Decline
+		p.Status, p.DeclineCode = wire.StatusDeclined, b.Decline
 	case b.Challenge && in.method != "token": // a saved card pays merchant-initiated: no 3DS
-		p.Status, p.Action, p.ActionURL = stRequiresAction, "three_ds", base+"/3ds/"+p.ID
+		p.Status, p.Action, p.ActionURL = wire.StatusRequiresAction, "three_ds", base+"/3ds/"+p.ID
 	case b.OTP:
-		p.Status, p.Action = stRequiresAction, "otp"
+		p.Status, p.Action = wire.StatusRequiresAction, "otp"
 	default:
 		s.approvePaymentLocked(p, p.OperationID)
 	}
@@ -142,7 +132,7 @@ func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
 	s.touch(ref{Kind: "payment", ID: p.ID})
 	p.Action, p.ActionURL, p.UpdatedAt = "", "", s.now()
 	if p.Behaviour.Decline != "" {
-		p.Status, p.DeclineCode = stDeclined, p.Behaviour.Decline
+		p.Status, p.DeclineCode = wire.StatusDeclined, p.Behaviour.Decline
 		return
 	}
 	e := Entry{OperationID: p.OperationID, CausedBy: causedBy, ResourceID: p.ID,
@@ -153,10 +143,10 @@ func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
 			ttl = s.cfg.ShortHoldTTL
 		}
 		exp := s.now().Add(ttl)
-		p.Status, p.HoldExpiresAt, e.Kind = stAuthorized, &exp, EntryHold
+		p.Status, p.HoldExpiresAt, e.Kind = wire.StatusAuthorized, &exp, EntryHold
 		s.holds[p.ID] = p
 	} else {
-		p.Status, p.CapturedMinor, e.Kind = stSucceeded, p.AmountMinor, EntryCharge
+		p.Status, p.CapturedMinor, e.Kind = wire.StatusSucceeded, p.AmountMinor, EntryCharge
 	}
 	s.recordLocked(e)
 	p.BankRef = fmt.Sprintf("SBX%09d", len(s.st.Ledger))
@@ -173,7 +163,7 @@ func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
 func (s *Server) denyPaymentLocked(p *payment) {
 	s.touch(ref{Kind: "payment", ID: p.ID})
 	p.Action, p.ActionURL, p.UpdatedAt = "", "", s.now()
-	p.Status, p.DeclineCode = stDeclined, codeAuthenticationFailed
+	p.Status, p.DeclineCode = wire.StatusDeclined, wire.CodeAuthenticationFailed
 }
 
 func (s *Server) paymentByID(r *http.Request) (*payment, *answer) {
@@ -202,11 +192,11 @@ func (s *Server) capturePayment(r *http.Request, c *call) answer {
 	if a != nil {
 		return *a
 	}
-	var req amountRequest
+	var req wire.AmountRequest
 	if a := decode(c.body, &req, true); a != nil {
 		return *a
 	}
-	if p.Status != stAuthorized {
+	if p.Status != wire.StatusAuthorized {
 		return invalidState()
 	}
 	amount := cmp.Or(req.AmountMinor, p.AmountMinor)
@@ -221,7 +211,7 @@ func (s *Server) capturePayment(r *http.Request, c *call) answer {
 		s.recordLocked(e)
 	}
 	delete(s.holds, p.ID)
-	p.Status, p.CapturedMinor, p.UpdatedAt = stSucceeded, amount, s.now()
+	p.Status, p.CapturedMinor, p.UpdatedAt = wire.StatusSucceeded, amount, s.now()
 	return paymentAnswer(http.StatusOK, p)
 }
 
@@ -235,16 +225,16 @@ func (s *Server) cancelPayment(r *http.Request, c *call) answer {
 		return *a
 	}
 	switch p.Status {
-	case stAuthorized:
+	case wire.StatusAuthorized:
 		s.recordLocked(Entry{Kind: EntryRelease, OperationID: p.OperationID, CausedBy: c.key, ResourceID: p.ID,
 			AmountMinor: p.AmountMinor, Currency: p.Currency, CardMask: maskOf(p.Card), Reason: "canceled"})
 		delete(s.holds, p.ID)
-	case stRequiresAction:
+	case wire.StatusRequiresAction:
 		p.Action, p.ActionURL = "", ""
 	default:
 		return invalidState()
 	}
-	p.Status, p.UpdatedAt = stCanceled, s.now()
+	p.Status, p.UpdatedAt = wire.StatusCanceled, s.now()
 	return paymentAnswer(http.StatusOK, p)
 }
 
@@ -258,12 +248,12 @@ func (s *Server) refundPayment(r *http.Request, c *call) answer {
 	if a != nil {
 		return *a
 	}
-	var req amountRequest
+	var req wire.AmountRequest
 	if a := decode(c.body, &req, true); a != nil {
 		return *a
 	}
 	left := p.CapturedMinor - p.RefundedMinor
-	if p.Status != stSucceeded || left <= 0 {
+	if p.Status != wire.StatusSucceeded || left <= 0 {
 		return invalidState()
 	}
 	amount := cmp.Or(req.AmountMinor, left)
@@ -274,7 +264,7 @@ func (s *Server) refundPayment(r *http.Request, c *call) answer {
 		AmountMinor: amount, Currency: p.Currency, CardMask: maskOf(p.Card)})
 	p.RefundedMinor += amount
 	p.UpdatedAt = s.now()
-	p.Refunds = append(p.Refunds, refundView{ID: "re_" + uuid.NewString(), OperationID: c.key, AmountMinor: amount, CreatedAt: p.UpdatedAt})
+	p.Refunds = append(p.Refunds, wire.RefundView{ID: "re_" + uuid.NewString(), OperationID: c.key, AmountMinor: amount, CreatedAt: p.UpdatedAt})
 	return paymentAnswer(http.StatusOK, p)
 }
 
@@ -286,13 +276,13 @@ func (s *Server) confirmPayment(r *http.Request, c *call) answer {
 	if a != nil {
 		return *a
 	}
-	var req codeRequest
+	var req wire.CodeRequest
 	if a := decode(c.body, &req, true); a != nil {
 		return *a
 	}
 	switch {
 	case req.Code == "":
-	case p.Status != stRequiresAction:
+	case p.Status != wire.StatusRequiresAction:
 		return invalidState()
 	case req.Code == rightCode:
 		s.approvePaymentLocked(p, c.key)
@@ -312,7 +302,7 @@ func (s *Server) sweepLocked() {
 	var due []*payment
 	for id, p := range s.holds {
 		switch {
-		case p.Status != stAuthorized:
+		case p.Status != wire.StatusAuthorized:
 			delete(s.holds, id)
 		case !now.Before(*p.HoldExpiresAt):
 			due = append(due, p)
@@ -326,7 +316,7 @@ func (s *Server) sweepLocked() {
 		s.touch(ref{Kind: "payment", ID: p.ID})
 		s.recordLocked(Entry{Kind: EntryRelease, OperationID: p.OperationID, ResourceID: p.ID,
 			AmountMinor: p.AmountMinor, Currency: p.Currency, CardMask: maskOf(p.Card), Reason: "expired"})
-		p.Status, p.UpdatedAt = stExpired, now
+		p.Status, p.UpdatedAt = wire.StatusExpired, now
 	}
 }
 
@@ -334,15 +324,15 @@ func paymentAnswer(status int, p *payment) answer {
 	return jsonAnswer(status, p.view(), ref{Kind: "payment", ID: p.ID})
 }
 
-func (p *payment) view() paymentView {
-	v := paymentView{Object: "payment", ID: p.ID, OperationID: p.OperationID, Intent: p.Intent,
+func (p *payment) view() wire.PaymentView {
+	v := wire.PaymentView{Object: "payment", ID: p.ID, OperationID: p.OperationID, Intent: p.Intent,
 		Status: p.Status, AmountMinor: p.AmountMinor, CapturedAmountMinor: p.CapturedMinor,
 		RefundedAmountMinor: p.RefundedMinor, Currency: p.Currency, OrderID: p.OrderID,
 		Method: p.Method, Card: p.Card, CardToken: p.CardToken, AuthorizationExpiresAt: p.HoldExpiresAt,
 		Refunds: p.Refunds, SessionID: p.SessionID, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		Decline: declineOf(p.DeclineCode), BankReference: bankRefOf(p.BankRef, p.Card)}
 	if p.Action != "" {
-		v.NextAction = &nextActionView{Type: p.Action, URL: p.ActionURL}
+		v.NextAction = &wire.NextActionView{Type: p.Action, URL: p.ActionURL}
 	}
 	return v
 }
@@ -350,21 +340,21 @@ func (p *payment) view() paymentView {
 // declineOf carries the sandbox's own, acquirer-style text on purpose: a
 // payer must never see it, and tests check that the adapter does not pass
 // it on.
-func declineOf(code string) *declineView {
+func declineOf(code string) *wire.DeclineView {
 	if code == "" {
 		return nil
 	}
-	return &declineView{Code: code, Message: "SBX-ISSUER RC=" + strings.ToUpper(code) + " REFER TO ISSUER"}
+	return &wire.DeclineView{Code: code, Message: "SBX-ISSUER RC=" + strings.ToUpper(code) + " REFER TO ISSUER"}
 }
 
-func bankRefOf(id string, c *cardView) *bankRefView {
+func bankRefOf(id string, c *wire.CardView) *wire.BankRefView {
 	if id == "" {
 		return nil
 	}
-	return &bankRefView{PaymentID: id, Name: issuerName(c)}
+	return &wire.BankRefView{PaymentID: id, Name: issuerName(c)}
 }
 
-func maskOf(c *cardView) string {
+func maskOf(c *wire.CardView) string {
 	if c == nil {
 		return ""
 	}

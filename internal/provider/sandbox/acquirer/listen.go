@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // Running is a sandbox listening on a real socket: in-process for tests and
 // `paygate serve`, or on its own (`paygate sandbox-acquirer`).
 type Running struct {
-	URL    string  // base URL to give the adapter, e.g. http://127.0.0.1:40123
+	URL    string  // base URL to give the adapter (sandbox.NewAdapter), e.g. http://127.0.0.1:40123
 	APIKey string  // the key the adapter must present
 	Server *Server // for Ledger and Count in the same process
 
@@ -55,11 +55,6 @@ func Listen(addr string, cfg Config) (*Running, error) {
 // Start runs a sandbox on a free port of 127.0.0.1: the in-process form
 // tests and `paygate serve` use.
 func Start(cfg Config) (*Running, error) { return Listen("127.0.0.1:0", cfg) }
-
-// Adapter returns an adapter for this sandbox.
-func (r *Running) Adapter(client *http.Client) *Adapter {
-	return NewAdapter(r.URL, r.APIKey, client)
-}
 
 // Close releases withheld answers and stops the server, waiting at most
 // five seconds for requests in flight. Closing again returns the same.

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"bytes"
@@ -13,11 +13,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
-
-// profileHeader names the profile a request acts under (the channel's
-// provider profile); absent means ProfileDefault.
-const profileHeader = "Sandbox-Profile"
 
 // maxBody bounds a request body; nothing the adapter sends comes close.
 const maxBody = 64 << 10
@@ -77,9 +74,9 @@ func (s *Server) api(h handler, mutating bool) http.Handler {
 			writeAnswer(w, errAnswer(http.StatusUnauthorized, "unauthorized", "a valid bearer key is required"))
 			return
 		}
-		profile := r.Header.Get(profileHeader)
+		profile := r.Header.Get(wire.ProfileHeader)
 		if profile == "" {
-			profile = ProfileDefault
+			profile = wire.ProfileDefault
 		}
 		caps, ok := s.cfg.Profiles[profile]
 		if !ok {
@@ -177,7 +174,7 @@ func (s *Server) runGet(r *http.Request, c *call, h handler) answer {
 // and body.
 func fingerprint(r *http.Request, body []byte) string {
 	h := sha256.New()
-	io.WriteString(h, r.Method+" "+r.URL.Path+"\n"+r.Header.Get(profileHeader)+"\n")
+	io.WriteString(h, r.Method+" "+r.URL.Path+"\n"+r.Header.Get(wire.ProfileHeader)+"\n")
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -232,7 +229,7 @@ func errAnswer(status int, code, message string) answer {
 }
 
 func fieldError(status int, code, message, field string) answer {
-	var v errorView
+	var v wire.ErrorView
 	v.Error.Code, v.Error.Message, v.Error.Field = code, message, field
 	return jsonAnswer(status, v, ref{})
 }

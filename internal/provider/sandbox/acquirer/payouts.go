@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"fmt"
@@ -7,31 +7,32 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // payout is money sent to a card or wallet.
 type payout struct {
 	base
-	OrderID     string    `json:"order_id,omitempty"`
-	AmountMinor int64     `json:"amount_minor"`
-	Currency    string    `json:"currency"`
-	Account     string    `json:"account,omitempty"`
-	Locale      string    `json:"locale"`
-	ReturnURL   string    `json:"return_url,omitempty"`
-	Method      string    `json:"method"`
-	Card        *cardView `json:"card,omitempty"`
-	Behaviour   behaviour `json:"behaviour"`
-	Status      string    `json:"status"`
-	ActionURL   string    `json:"action_url,omitempty"`
-	DeclineCode string    `json:"decline_code,omitempty"`
-	BankRef     string    `json:"bank_ref,omitempty"`
+	OrderID     string         `json:"order_id,omitempty"`
+	AmountMinor int64          `json:"amount_minor"`
+	Currency    string         `json:"currency"`
+	Account     string         `json:"account,omitempty"`
+	Locale      string         `json:"locale"`
+	ReturnURL   string         `json:"return_url,omitempty"`
+	Method      string         `json:"method"`
+	Card        *wire.CardView `json:"card,omitempty"`
+	Behaviour   behaviour      `json:"behaviour"`
+	Status      string         `json:"status"`
+	ActionURL   string         `json:"action_url,omitempty"`
+	DeclineCode string         `json:"decline_code,omitempty"`
+	BankRef     string         `json:"bank_ref,omitempty"`
 }
 
 func (s *Server) createPayout(_ *http.Request, c *call) answer {
 	if !c.caps.Has(provider.Debit) {
 		return unsupported(provider.Debit)
 	}
-	var req payoutRequest
+	var req wire.PayoutRequest
 	if a := decode(c.body, &req, false); a != nil {
 		return *a
 	}
@@ -60,11 +61,11 @@ func (s *Server) createPayout(_ *http.Request, c *call) answer {
 	s.st.Payouts[p.ID] = p
 	switch b := in.behave; {
 	case b.Fail:
-		p.Status, p.DeclineCode = stFailed, codeProcessingError
+		p.Status, p.DeclineCode = wire.StatusFailed, wire.CodeProcessingError
 	case b.Decline != "" && !b.Challenge:
-		p.Status, p.DeclineCode = stDeclined, b.Decline
+		p.Status, p.DeclineCode = wire.StatusDeclined, b.Decline
 	case b.Challenge: // decisions 7: a payout to 4000000000003220 is challenged, saved or not
-		p.Status, p.ActionURL = stRequiresAction, c.base+"/3ds/"+p.ID
+		p.Status, p.ActionURL = wire.StatusRequiresAction, c.base+"/3ds/"+p.ID
 	default:
 		s.approvePayoutLocked(p, c.key)
 	}
@@ -79,18 +80,18 @@ func (s *Server) approvePayoutLocked(p *payout, causedBy string) {
 	s.touch(ref{Kind: "payout", ID: p.ID})
 	p.ActionURL, p.UpdatedAt = "", s.now()
 	if p.Behaviour.Decline != "" {
-		p.Status, p.DeclineCode = stDeclined, p.Behaviour.Decline
+		p.Status, p.DeclineCode = wire.StatusDeclined, p.Behaviour.Decline
 		return
 	}
 	s.recordLocked(Entry{Kind: EntryTransfer, OperationID: p.OperationID, CausedBy: causedBy, ResourceID: p.ID,
 		AmountMinor: p.AmountMinor, Currency: p.Currency, CardMask: maskOf(p.Card)})
-	p.Status, p.BankRef = stSucceeded, fmt.Sprintf("SBX%09d", len(s.st.Ledger))
+	p.Status, p.BankRef = wire.StatusSucceeded, fmt.Sprintf("SBX%09d", len(s.st.Ledger))
 }
 
 func (s *Server) denyPayoutLocked(p *payout) {
 	s.touch(ref{Kind: "payout", ID: p.ID})
 	p.ActionURL, p.UpdatedAt = "", s.now()
-	p.Status, p.DeclineCode = stDeclined, codeAuthenticationFailed
+	p.Status, p.DeclineCode = wire.StatusDeclined, wire.CodeAuthenticationFailed
 }
 
 // confirmPayout takes the one-time code of a challenged payout (123456
@@ -101,13 +102,13 @@ func (s *Server) confirmPayout(r *http.Request, c *call) answer {
 	if p == nil {
 		return notFound()
 	}
-	var req codeRequest
+	var req wire.CodeRequest
 	if a := decode(c.body, &req, true); a != nil {
 		return *a
 	}
 	switch {
 	case req.Code == "":
-	case p.Status != stRequiresAction:
+	case p.Status != wire.StatusRequiresAction:
 		return invalidState()
 	case req.Code == rightCode:
 		s.approvePayoutLocked(p, c.key)
@@ -140,12 +141,12 @@ func (s *Server) getPayoutByID(id string) answer {
 }
 
 func payoutAnswer(status int, p *payout) answer {
-	v := payoutView{Object: "payout", ID: p.ID, OperationID: p.OperationID, OrderID: p.OrderID,
+	v := wire.PayoutView{Object: "payout", ID: p.ID, OperationID: p.OperationID, OrderID: p.OrderID,
 		Status: p.Status, AmountMinor: p.AmountMinor, Currency: p.Currency, Account: p.Account,
 		Method: p.Method, Card: p.Card, Decline: declineOf(p.DeclineCode),
 		BankReference: bankRefOf(p.BankRef, p.Card), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	if p.ActionURL != "" {
-		v.NextAction = &nextActionView{Type: "three_ds", URL: p.ActionURL}
+		v.NextAction = &wire.NextActionView{Type: "three_ds", URL: p.ActionURL}
 	}
 	return jsonAnswer(status, v, ref{Kind: "payout", ID: p.ID})
 }

@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"net/http"
@@ -7,12 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/provider"
-)
-
-// Hosted session statuses.
-const (
-	stOpen      = "open"
-	stCompleted = "completed"
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // hostedSession is the sandbox's own checkout for one payment (channels in
@@ -37,7 +32,7 @@ func (s *Server) createSession(_ *http.Request, c *call) answer {
 	if !c.caps.Has(provider.HostedPage) {
 		return unsupported(provider.HostedPage)
 	}
-	var req sessionRequest
+	var req wire.SessionRequest
 	if a := decode(c.body, &req, false); a != nil {
 		return *a
 	}
@@ -61,7 +56,7 @@ func (s *Server) createSession(_ *http.Request, c *call) answer {
 	now := s.now()
 	h := &hostedSession{Intent: req.Intent, AmountMinor: req.AmountMinor, Currency: req.Currency,
 		OrderID: req.OrderID, Description: req.Description, Locale: locale(req.Locale),
-		ReturnURL: req.ReturnURL, Status: stOpen, ExpiresAt: now.Add(s.cfg.SessionTTL)}
+		ReturnURL: req.ReturnURL, Status: wire.StatusOpen, ExpiresAt: now.Add(s.cfg.SessionTTL)}
 	h.ID, h.OperationID, h.CreatedAt, h.UpdatedAt = "hs_"+uuid.NewString(), c.key, now, now
 	h.URL = c.base + "/checkout/" + h.ID
 	s.st.Sessions[h.ID] = h
@@ -81,7 +76,7 @@ func (s *Server) getSession(r *http.Request, _ *call) answer {
 // unreadable count applies to it.
 func (s *Server) sessionAnswer(status int, h *hostedSession) answer {
 	s.expireSessionLocked(h)
-	v := sessionView{Object: "hosted_session", ID: h.ID, OperationID: h.OperationID, Status: h.Status,
+	v := wire.SessionView{Object: "hosted_session", ID: h.ID, OperationID: h.OperationID, Status: h.Status,
 		URL: h.URL, Intent: h.Intent, AmountMinor: h.AmountMinor, Currency: h.Currency,
 		Locale: h.Locale, ExpiresAt: h.ExpiresAt, CreatedAt: h.CreatedAt}
 	x := ref{Kind: "session", ID: h.ID}
@@ -94,8 +89,8 @@ func (s *Server) sessionAnswer(status int, h *hostedSession) answer {
 }
 
 func (s *Server) expireSessionLocked(h *hostedSession) {
-	if h.Status == stOpen && !s.now().Before(h.ExpiresAt) {
-		h.Status, h.UpdatedAt = stExpired, s.now()
+	if h.Status == wire.StatusOpen && !s.now().Before(h.ExpiresAt) {
+		h.Status, h.UpdatedAt = wire.StatusExpired, s.now()
 		s.touch(ref{Kind: "session", ID: h.ID})
 	}
 }

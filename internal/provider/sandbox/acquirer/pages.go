@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/card"
+
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // The pages a payer sees at the sandbox: the issuer's 3DS challenge
@@ -103,11 +105,11 @@ func (s *Server) outcomeLocked(id string) (outcome, bool) {
 			q.Set("sandbox_session_id", p.SessionID)
 		}
 		return outcome{locale: p.Locale, currency: p.Currency, status: p.Status, amount: p.AmountMinor,
-			awaiting: p.Status == stRequiresAction && p.Action == "three_ds", returnURL: p.ReturnURL, query: q}, true
+			awaiting: p.Status == wire.StatusRequiresAction && p.Action == "three_ds", returnURL: p.ReturnURL, query: q}, true
 	}
 	if p := s.st.Payouts[id]; p != nil {
 		return outcome{locale: p.Locale, currency: p.Currency, status: p.Status, amount: p.AmountMinor,
-			awaiting: p.Status == stRequiresAction, returnURL: p.ReturnURL,
+			awaiting: p.Status == wire.StatusRequiresAction, returnURL: p.ReturnURL,
 			query: url.Values{"sandbox_payout_id": {p.ID}, "status": {p.Status}}}, true
 	}
 	return outcome{}, false
@@ -161,13 +163,13 @@ func (s *Server) challengeSubmit(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.mu.Lock()
 	s.sweepLocked()
-	if p := s.st.Payments[id]; p != nil && p.Status == stRequiresAction && p.Action == "three_ds" {
+	if p := s.st.Payments[id]; p != nil && p.Status == wire.StatusRequiresAction && p.Action == "three_ds" {
 		if approve {
 			s.approvePaymentLocked(p, "")
 		} else {
 			s.denyPaymentLocked(p)
 		}
-	} else if p := s.st.Payouts[id]; p != nil && p.Status == stRequiresAction {
+	} else if p := s.st.Payouts[id]; p != nil && p.Status == wire.StatusRequiresAction {
 		if approve {
 			s.approvePayoutLocked(p, "")
 		} else {
@@ -193,7 +195,7 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	var sess hostedSession
 	if h != nil {
 		s.expireSessionLocked(h)
-		sess, open = *h, h.Status == stOpen
+		sess, open = *h, h.Status == wire.StatusOpen
 		o, _ = s.outcomeLocked(h.PaymentID)
 	}
 	s.saveLocked()
@@ -224,7 +226,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	month, _ := strconv.Atoi(strings.TrimSpace(f.Get("expire_month")))
 	year, _ := strconv.Atoi(strings.TrimSpace(f.Get("expire_year")))
-	wc := wireCard{Number: strings.NewReplacer(" ", "", "-", "").Replace(f.Get("number")),
+	wc := wire.Card{Number: strings.NewReplacer(" ", "", "-", "").Replace(f.Get("number")),
 		ExpMonth: month, ExpYear: year, CVV: strings.TrimSpace(f.Get("cvv")), Holder: f.Get("cardholder")}
 
 	s.mu.Lock()
@@ -237,7 +239,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	s.expireSessionLocked(h)
 	l := labelsFor(r, h.Locale)
-	if h.Status != stOpen {
+	if h.Status != wire.StatusOpen {
 		o, paid := s.outcomeLocked(h.PaymentID)
 		st := h.Status
 		s.saveLocked()
@@ -261,7 +263,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 		Locale: h.Locale, ReturnURL: h.ReturnURL, SessionID: h.ID}
 	p.OperationID = h.OperationID // the ledger counts the session's operation
 	s.startPaymentLocked(p, in, s.base(r))
-	h.Status, h.PaymentID, h.UpdatedAt = stCompleted, p.ID, s.now()
+	h.Status, h.PaymentID, h.UpdatedAt = wire.StatusCompleted, p.ID, s.now()
 	s.touch(ref{Kind: "session", ID: h.ID})
 	o, _ := s.outcomeLocked(p.ID)
 	next := p.ActionURL

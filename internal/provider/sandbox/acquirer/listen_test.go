@@ -1,4 +1,4 @@
-package sandbox
+package acquirer
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 // A withheld answer is bounded: after MaxHang it is sent after all, to a
@@ -25,7 +26,7 @@ func TestLateAnswerIsBounded(t *testing.T) {
 func TestCloseReleasesWithheldAnswers(t *testing.T) {
 	run, err := Start(Config{MaxHang: time.Minute})
 	require.NoError(t, err)
-	a := run.Adapter(&http.Client{Timeout: time.Minute})
+	a := sandbox.NewAdapter(run.URL, run.APIKey, &http.Client{Timeout: time.Minute})
 	r := payReq("4000000000000341")
 	done := make(chan error, 1)
 	go func() {
@@ -58,6 +59,6 @@ func TestListenReportsAReachableURL(t *testing.T) {
 	defer run.Close()
 	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, run.URL)
 	require.Equal(t, "k", run.APIKey)
-	_, err = run.Adapter(nil).BIN(context.Background(), "424242")
+	_, err = sandbox.NewAdapter(run.URL, run.APIKey, nil).BIN(context.Background(), "424242")
 	require.NoError(t, err)
 }

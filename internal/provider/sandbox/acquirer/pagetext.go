@@ -1,9 +1,11 @@
-package sandbox
+package acquirer
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
 // labels is the text of the sandbox's pages in one language. The pages
@@ -54,9 +56,9 @@ var pageLabels = map[string]labels{
 		NotFound:       "This page does not exist.",
 		BadRequest:     "The form could not be read.",
 		Statuses: map[string]string{
-			stSucceeded: "paid", stAuthorized: "amount held", stDeclined: "declined",
-			stFailed: "failed", stCanceled: "canceled", stExpired: "expired",
-			stRequiresAction: "awaiting confirmation", stOpen: "awaiting payment",
+			wire.StatusSucceeded: "paid", wire.StatusAuthorized: "amount held", wire.StatusDeclined: "declined",
+			wire.StatusFailed: "failed", wire.StatusCanceled: "canceled", wire.StatusExpired: "expired",
+			wire.StatusRequiresAction: "awaiting confirmation", wire.StatusOpen: "awaiting payment",
 		},
 	},
 	"ru": {
@@ -80,9 +82,9 @@ var pageLabels = map[string]labels{
 		NotFound:       "Такой страницы нет.",
 		BadRequest:     "Не удалось прочитать форму.",
 		Statuses: map[string]string{
-			stSucceeded: "оплачено", stAuthorized: "сумма заблокирована", stDeclined: "отклонено",
-			stFailed: "ошибка", stCanceled: "отменено", stExpired: "срок истёк",
-			stRequiresAction: "ожидает подтверждения", stOpen: "ожидает оплаты",
+			wire.StatusSucceeded: "оплачено", wire.StatusAuthorized: "сумма заблокирована", wire.StatusDeclined: "отклонено",
+			wire.StatusFailed: "ошибка", wire.StatusCanceled: "отменено", wire.StatusExpired: "срок истёк",
+			wire.StatusRequiresAction: "ожидает подтверждения", wire.StatusOpen: "ожидает оплаты",
 		},
 	},
 	"ua": {
@@ -106,9 +108,9 @@ var pageLabels = map[string]labels{
 		NotFound:       "Такої сторінки немає.",
 		BadRequest:     "Не вдалося прочитати форму.",
 		Statuses: map[string]string{
-			stSucceeded: "сплачено", stAuthorized: "суму заблоковано", stDeclined: "відхилено",
-			stFailed: "помилка", stCanceled: "скасовано", stExpired: "термін минув",
-			stRequiresAction: "очікує підтвердження", stOpen: "очікує оплати",
+			wire.StatusSucceeded: "сплачено", wire.StatusAuthorized: "суму заблоковано", wire.StatusDeclined: "відхилено",
+			wire.StatusFailed: "помилка", wire.StatusCanceled: "скасовано", wire.StatusExpired: "термін минув",
+			wire.StatusRequiresAction: "очікує підтвердження", wire.StatusOpen: "очікує оплати",
 		},
 	},
 }
