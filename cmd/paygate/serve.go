@@ -130,7 +130,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Every payment status change records its event (decisions 6), with
 	// the payment as GET shows it.
-	a.store.RecordPaymentEvents(srv.RenderPayment)
+	a.payments.Render = srv.RenderPayment
 	if a.env == merchant.Sandbox && *role != "worker" {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
 			ln.Close()

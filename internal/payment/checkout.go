@@ -36,11 +36,11 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	seen := p.Observe(now)
 	if seen.Status == Expired && p.Status != Expired {
 		p.Status, p.UpdatedAt = Expired, now
-		return p, tx.UpdatePayment(ctx, p)
+		return p, s.save(ctx, tx, p)
 	}
 	if p.Status == Created {
 		p.Status, p.UpdatedAt = AwaitingPaymentData, now
-		return p, tx.UpdatePayment(ctx, p)
+		return p, s.save(ctx, tx, p)
 	}
 	return p, nil
 }
@@ -161,7 +161,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if err := s.sealCustomer(p, cust); err != nil {
 		return err
 	}
-	if err := tx.UpdatePayment(ctx, p); err != nil {
+	if err := s.save(ctx, tx, p); err != nil {
 		return err
 	}
 	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}

@@ -273,7 +273,7 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if err := s.sealCustomer(p, in.Customer); err != nil {
 		return nil, err
 	}
-	if err := tx.CreatePayment(ctx, p); err != nil {
+	if err := s.create(ctx, tx, p); err != nil {
 		return nil, err
 	}
 	if err := s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec); err != nil {

@@ -29,13 +29,10 @@ type EngineStore interface {
 type EngineTx interface {
 	operation.Tx
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
-	UpdatePayment(ctx context.Context, p *Payment) error
+	WriteTx
 	CreateSavedCard(ctx context.Context, c *SavedCard) error
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
-	// ExpireSession moves an unpaid session whose expires_at is not after
-	// now to expired, reporting whether it did.
-	ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error)
 }
 
 // Resource names payments among the resources whose operations the
@@ -191,7 +188,7 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) 
 		return nil
 	}
 	p.Status, p.UpdatedAt = ManualReview, h.e.Service.Now().UTC()
-	return tx.UpdatePayment(ctx, p)
+	return h.e.Service.save(ctx, tx, p)
 }
 
 // engineTx is the payment's view of the engine's transaction.

@@ -93,7 +93,7 @@ func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[Exp
 			return river.JobSnooze(p.AuthorizationExpiresAt.Sub(now))
 		}
 		p.Status, p.UpdatedAt = Expired, now
-		return tx.UpdatePayment(ctx, p)
+		return e.Service.save(ctx, tx, p)
 	})
 }
 
@@ -105,7 +105,7 @@ func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 		}
 		p.Status, p.UpdatedAt = Expired, e.Service.Now().UTC()
 		p.NextActionType, p.NextActionURL = "", ""
-		return tx.UpdatePayment(ctx, p)
+		return e.Service.save(ctx, tx, p)
 	})
 }
 

@@ -37,11 +37,34 @@ func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSes
 			wait = p.ExpiresAt.Sub(now) + time.Second
 			return nil
 		}
-		_, err = tx.ExpireSession(ctx, job.Args.PaymentID, now)
+		_, err = e.Service.ExpireSession(ctx, tx, job.Args.PaymentID, now)
 		return err
 	})
 	if err == nil && wait > 0 {
 		return river.JobSnooze(wait)
 	}
 	return err
+}
+
+// ExpireTx is what expiring a session needs.
+type ExpireTx interface {
+	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
+	WriteTx
+}
+
+// ExpireSession moves an unpaid session past its deadline to expired, with
+// its event, reporting whether it did (decisions 4).
+func (s *Service) ExpireSession(ctx context.Context, tx ExpireTx, paymentID string, now time.Time) (bool, error) {
+	p, err := tx.FindPaymentByID(ctx, paymentID)
+	if err != nil {
+		return false, err
+	}
+	if (p.Status != Created && p.Status != AwaitingPaymentData) || p.ExpiresAt == nil || now.Before(*p.ExpiresAt) {
+		return false, nil
+	}
+	p.Status, p.UpdatedAt = Expired, now.UTC().Truncate(time.Microsecond)
+	if err := s.save(ctx, tx, p); err != nil {
+		return false, err // ErrConflict: it moved meanwhile; the job runs again
+	}
+	return true, nil
 }

@@ -14,7 +14,7 @@ import (
 type OperationTx interface {
 	DirectTx
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	UpdatePayment(ctx context.Context, p *Payment) error
+	WriteTx
 	CreateRefund(ctx context.Context, r *Refund) error
 	// OpenOperations lists the payment's operations not yet done.
 	OpenOperations(ctx context.Context, paymentID string) ([]Operation, error)
@@ -42,7 +42,7 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 		sec = &Secret{Version: SecretVersion, Code: code}
 	}
 	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
-	if err := tx.UpdatePayment(ctx, p); err != nil {
+	if err := s.save(ctx, tx, p); err != nil {
 		return nil, err
 	}
 	return p, s.queue(ctx, tx, p, OpConfirm, 0, "", sec)
@@ -79,7 +79,7 @@ func (s *Service) Cancel(ctx context.Context, tx OperationTx, p *Payment) (*Paym
 			return nil, fault.Newf(fault.InvalidPaymentState, "a payment in status %s cannot be canceled", Expired)
 		}
 		p.Status, p.UpdatedAt = Canceled, s.Now().UTC().Truncate(time.Microsecond)
-		return p, tx.UpdatePayment(ctx, p)
+		return p, s.save(ctx, tx, p)
 	case Authorized:
 		if pending, err := s.pendingOp(ctx, tx, p, OpCapture, OpCancel); err != nil || pending {
 			if err == nil {

@@ -69,7 +69,7 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o ope
 		if err := e.saveCard(ctx, tx, out.Provider, p, res, now); err != nil {
 			return err
 		}
-		if err := tx.UpdatePayment(ctx, p); err != nil {
+		if err := e.Service.save(ctx, tx, p); err != nil {
 			return err
 		}
 		for _, j := range follow {

@@ -137,7 +137,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if len(ch.PaymentMethods) == 1 {
 			cur.Method = ch.PaymentMethods[0]
 		}
-		if err := tx.UpdatePayment(ctx, cur); err != nil {
+		if err := e.Service.save(ctx, tx, cur); err != nil {
 			return err
 		}
 		url = page.URL
@@ -182,7 +182,7 @@ func (s *Service) confirmRedirect(ctx context.Context, tx OperationTx, p *Paymen
 		return nil, err != nil, err
 	}
 	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
-	if err := tx.UpdatePayment(ctx, p); err != nil {
+	if err := s.save(ctx, tx, p); err != nil {
 		return nil, true, err
 	}
 	return p, true, tx.Enqueue(ctx, operation.RunArgs{OperationID: op.ID}, nil)

@@ -89,7 +89,7 @@ func checkCommon(currency string, save bool, customerRef string, c *Customer) *f
 // SessionTx is what opening a session needs, inside the request's transaction.
 type SessionTx interface {
 	ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error)
-	CreatePayment(ctx context.Context, p *Payment) error
+	CreateTx
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
 
@@ -107,6 +107,10 @@ type Service struct {
 	Providers Providers
 	// BINs classifies cards at payment time; nil: the scheme table only.
 	BINs *cardinfo.Service
+	// Render turns a payment into its API form (as GET shows it) for the
+	// event of each status change; nil records no events (tests of the
+	// domain alone). Injected by cmd like the clock.
+	Render func(*Payment) ([]byte, error)
 }
 
 // CustomerAAD binds sealed customer data to its payment.
@@ -157,7 +161,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	if err := s.sealCustomer(p, in.Customer); err != nil {
 		return nil, err
 	}
-	if err := tx.CreatePayment(ctx, p); err != nil {
+	if err := s.create(ctx, tx, p); err != nil {
 		return nil, err
 	}
 	if err := tx.Enqueue(ctx, ExpireSessionArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: expires}); err != nil {

@@ -38,8 +38,10 @@ func (s Status) Final() bool {
 // transitions is the whole life cycle of decisions section 4: from a status,
 // the statuses it may move to. Anything else is refused.
 var transitions = map[Status][]Status{
-	Created:             {AwaitingPaymentData, Processing, Canceled, Expired},
-	AwaitingPaymentData: {Processing, Canceled, Expired},
+	// A provider_redirect session goes to requires_action at once: the
+	// payer is at the provider, as during a 3DS challenge.
+	Created:             {AwaitingPaymentData, Processing, RequiresAction, Canceled, Expired},
+	AwaitingPaymentData: {Processing, RequiresAction, Canceled, Expired},
 	// A hosted session whose attempt was declined waits for another one
 	// while it is open (processing or requires_action → awaiting_payment_data).
 	Processing:        {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData},

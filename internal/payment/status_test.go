@@ -9,6 +9,8 @@ func TestLifeCycle(t *testing.T) {
 	for _, e := range [][2]Status{
 		{Created, AwaitingPaymentData}, {Created, Processing}, {Created, Canceled}, {Created, Expired},
 		{AwaitingPaymentData, Processing}, {AwaitingPaymentData, Canceled}, {AwaitingPaymentData, Expired},
+		// A provider_redirect session: the payer goes to the provider at once.
+		{Created, RequiresAction}, {AwaitingPaymentData, RequiresAction},
 		{Processing, RequiresAction}, {Processing, Authorized}, {Processing, Succeeded}, {Processing, Declined},
 		{Processing, Failed}, {Processing, ManualReview}, {Processing, AwaitingPaymentData},
 		{RequiresAction, AwaitingPaymentData},

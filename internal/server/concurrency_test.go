@@ -44,7 +44,6 @@ func (e *env) apiProcess() string {
 	deps.Store, deps.Merchants, deps.Engine, deps.Metrics = s, &merchants, nil, nil
 	srv, err := server.New(e.cfg, deps)
 	require.NoError(e.t, err)
-	s.RecordPaymentEvents(srv.RenderPayment)
 	hs := httptest.NewServer(srv)
 	e.t.Cleanup(hs.Close)
 	return hs.URL

@@ -157,7 +157,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
 	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
-	s.RecordPaymentEvents(srv.RenderPayment) // as serve does: every status change makes its event
+	payments.Render = srv.RenderPayment // as serve does: every status change makes its event
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -117,33 +116,4 @@ func (q Queries) ListEvents(ctx context.Context, keyID string, f EventFilter) ([
 		out = append(out, e)
 	}
 	return out, rows.Err()
-}
-
-// ErrOutsideTx is returned for a status change attempted outside a
-// transaction while events are recorded: the change and its event must
-// commit together.
-var ErrOutsideTx = errors.New("store: a payment status change needs a transaction")
-
-// outsideTx reports whether a write that changes a status would happen
-// outside a transaction while events are recorded.
-func (q Queries) outsideTx(changesStatus bool) bool {
-	return changesStatus && q.tx == nil && q.store != nil && q.store.renderPayment != nil
-}
-
-// paymentChanged records the payment.<status> event of a status change.
-func (q Queries) paymentChanged(ctx context.Context, p *payment.Payment) error {
-	if q.store == nil || q.store.renderPayment == nil || p.Status == p.StoredStatus {
-		p.StoredStatus = p.Status
-		return nil
-	}
-	obj, err := q.store.renderPayment(p)
-	if err != nil {
-		return err
-	}
-	err = q.tx.RecordEvent(ctx, webhook.Event{ID: uuid.Must(uuid.NewV7()).String(), AccessKeyID: p.AccessKeyID,
-		Type: "payment." + string(p.Status), ResourceType: "payment", ResourceID: p.ID, Object: obj, CreatedAt: p.UpdatedAt})
-	if err == nil {
-		p.StoredStatus = p.Status
-	}
-	return err
 }

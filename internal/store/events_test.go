@@ -29,9 +29,11 @@ type noopDeliver struct {
 
 func (noopDeliver) Work(context.Context, *river.Job[webhook.DeliverArgs]) error { return nil }
 
-// TestPaymentEvents: every status change records its payment.<status> event
-// and fans it out (deliveries and their jobs) in the same transaction; a rolled back change
-// leaves no event; a status change outside a transaction is refused.
+// TestPaymentEvents: a status change written by the payment domain records
+// its payment.<status> event and fans it out (deliveries and their jobs)
+// in the same transaction; a rolled back change leaves no event; a write
+// that changes no status records none. (The store itself only writes SQL:
+// the domain decides, payment/move.go.)
 func TestPaymentEvents(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
@@ -42,37 +44,29 @@ func TestPaymentEvents(t *testing.T) {
 			river.AddWorker(workers, noopDeliver{})
 			_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
 			require.NoError(t, err)
-			s.RecordPaymentEvents(func(p *payment.Payment) ([]byte, error) {
+			svc := &payment.Service{NewID: uuid.NewString, Render: func(p *payment.Payment) ([]byte, error) {
 				return json.Marshal(map[string]string{"payment_id": p.ID, "status": string(p.Status)})
-			})
+			}}
 			k, c := newKey(t, s, "ev"), newChannel(t, s, "ev", "USD")
 			ep := newEndpoint(t, s, k.ID, t0)
-			p := &payment.Payment{ID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID, Kind: payment.KindDirect,
-				Status: payment.Processing, OrderID: "o", AmountMinor: 1, Currency: "USD", Locale: "ru",
-				OperationMode: payment.ModeCharge, Method: "card", CreatedAt: t0, UpdatedAt: t0}
+			p := &payment.Payment{ID: uuid.NewString(), SessionID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID,
+				Kind: payment.KindHosted, Status: payment.Created, OrderID: "o", AmountMinor: 1, Currency: "USD",
+				Locale: "ru", OperationMode: payment.ModeCharge, ExpiresAt: &t0, CreatedAt: t0, UpdatedAt: t0}
 			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePayment(ctx, p) }))
-
-			p.Status, p.UpdatedAt = payment.Succeeded, t0.Add(time.Second)
-			require.ErrorIs(t, s.UpdatePayment(ctx, p), store.ErrOutsideTx)
-			p, err = s.FindPaymentByID(ctx, p.ID)
-			require.NoError(t, err)
-			require.Equal(t, payment.Processing, p.Status, "the refused change wrote nothing")
 
 			boom := context.Canceled
 			require.ErrorIs(t, s.InTx(ctx, func(tx *store.Tx) error {
-				p.Status, p.UpdatedAt = payment.Declined, t0.Add(time.Second)
-				if err := tx.UpdatePayment(ctx, p); err != nil {
+				if _, err := svc.ExpireSession(ctx, tx, p.ID, t0.Add(time.Second)); err != nil {
 					return err
 				}
 				return boom
 			}), boom)
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+				_, err := svc.ExpireSession(ctx, tx, p.ID, t0.Add(2*time.Second))
+				return err
+			}))
 			p, err = s.FindPaymentByID(ctx, p.ID)
 			require.NoError(t, err)
-
-			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
-				p.Status, p.UpdatedAt = payment.Succeeded, t0.Add(2*time.Second)
-				return tx.UpdatePayment(ctx, p)
-			}))
 			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
 				p.MaskedCard = "same status: no event"
 				return tx.UpdatePayment(ctx, p)
@@ -94,7 +88,7 @@ func TestPaymentEvents(t *testing.T) {
 				require.Equal(t, e.ID, body.ID)
 				require.Equal(t, "payment."+body.Data.Object["status"], body.Type, "the object is the payment at that change")
 			}
-			require.Equal(t, []string{"payment.succeeded", "payment.processing"}, types, "newest first; nothing from the rolled back change")
+			require.Equal(t, []string{"payment.expired"}, types, "nothing from the rolled back change or the same-status write")
 			for _, e := range evs {
 				ds, err := s.ListDeliveries(ctx, e.ID)
 				require.NoError(t, err)
@@ -103,7 +97,7 @@ func TestPaymentEvents(t *testing.T) {
 			}
 			var deliverJobs int
 			require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'webhook.deliver'`).Scan(&deliverJobs))
-			require.Equal(t, 2, deliverJobs, "one deliver job per event, none from the rolled back change")
+			require.Equal(t, 1, deliverJobs, "one deliver job per event, none from the rolled back change")
 		})
 	}
 }

@@ -22,9 +22,6 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 
 // CreatePayment stores a new payment.
 func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
-	if q.outsideTx(true) {
-		return ErrOutsideTx
-	}
 	sub, err := jsonOrNull(p.Subscription)
 	if err != nil {
 		return err
@@ -43,11 +40,7 @@ func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
 		p.DeclineCode, p.DeclineMessage, p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor,
 		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt),
 		p.ProviderPaymentID, p.CardScheme, p.Version, nullMicros(p.ConsentAt))
-	if err != nil {
-		return err
-	}
-	p.StoredStatus = "" // a new payment: its first status is a change
-	return q.paymentChanged(ctx, p)
+	return err
 }
 
 func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) {
@@ -142,23 +135,6 @@ func (q Queries) FindSessionForKey(ctx context.Context, keyID, sessionID string)
 		WHERE session_id = $1 AND access_key_id = $2`, sessionID, keyID))
 }
 
-// ExpireSession moves an unpaid session past its deadline to expired, with
-// its event.
-func (q Queries) ExpireSession(ctx context.Context, paymentID string, now time.Time) (bool, error) {
-	p, err := q.FindPaymentByID(ctx, paymentID)
-	if err != nil {
-		return false, err
-	}
-	if (p.Status != payment.Created && p.Status != payment.AwaitingPaymentData) || p.ExpiresAt == nil || now.Before(*p.ExpiresAt) {
-		return false, nil
-	}
-	p.Status, p.UpdatedAt = payment.Expired, now.UTC().Truncate(time.Microsecond)
-	if err := q.UpdatePayment(ctx, p); err != nil {
-		return false, err // ErrConflict: it moved meanwhile; the job runs again
-	}
-	return true, nil
-}
-
 func jsonOrNull[T any](v *T) (sql.NullString, error) {
 	if v == nil {
 		return sql.NullString{}, nil
@@ -181,9 +157,6 @@ var ErrConflict = payment.ErrConflict
 // UpdatePayment stores the mutable fields of p if its version is still
 // p.Version, and bumps the version. It returns ErrConflict otherwise.
 func (q Queries) UpdatePayment(ctx context.Context, p *payment.Payment) error {
-	if q.outsideTx(p.Status != p.StoredStatus) {
-		return ErrOutsideTx // refused before anything is written
-	}
 	bank, err := jsonOrNull(p.BankReference)
 	if err != nil {
 		return err
@@ -209,7 +182,7 @@ func (q Queries) UpdatePayment(ctx context.Context, p *payment.Payment) error {
 		return ErrConflict
 	}
 	p.Version++
-	return q.paymentChanged(ctx, p)
+	return nil
 }
 
 // PaymentFilter selects a page of a key's payments, newest first.

@@ -24,8 +24,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/riverqueue/river"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
-	"github.com/paygate/paygate/internal/payment"
 )
 
 // Dialect is the database behind a Store.
@@ -58,18 +56,9 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	queue   *river.Client[*sql.Tx]
-	// renderPayment turns a payment into its API form for events; nil:
-	// no events are recorded (tests of the store alone).
-	renderPayment func(*payment.Payment) ([]byte, error)
 	// batch groups SQLite writers into shared commits (batch.go).
 	batch  batcher
 	closed chan struct{}
-}
-
-// RecordPaymentEvents makes every payment status change record an event in
-// its transaction, with the payment rendered by render (as GET shows it).
-func (s *Store) RecordPaymentEvents(render func(*payment.Payment) ([]byte, error)) {
-	s.renderPayment = render
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
