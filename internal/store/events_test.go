@@ -33,6 +33,7 @@ func (noopDeliver) Work(context.Context, *river.Job[webhook.DeliverArgs]) error 
 // and fans it out (deliveries and their jobs) in the same transaction; a rolled back change
 // leaves no event; a status change outside a transaction is refused.
 func TestPaymentEvents(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
@@ -112,6 +113,7 @@ func TestPaymentEvents(t *testing.T) {
 // generation is skipped while the first is waiting (the sweep relies on
 // it), and a job of the next generation is not.
 func TestDeliverJobsUnique(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
