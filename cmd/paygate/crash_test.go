@@ -57,6 +57,7 @@ func spawn(t *testing.T, bin string, env []string, pattern string, args ...strin
 // each payment has exactly one charge in the acquirer's ledger and the right
 // final status.
 func TestCrashes(t *testing.T) {
+	t.Parallel() // mostly waits (restarts, River's rescue window): runs beside the other binary tests
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}

@@ -201,6 +201,7 @@ func TestEndToEnd(t *testing.T) {
 // TestKillNine: an answered 201 survives SIGKILL of the process (SQLite,
 // durable by default). It builds and runs the real binary.
 func TestKillNine(t *testing.T) {
+	t.Parallel() // mostly waits (restarts, River's rescue window): runs beside the other binary tests
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

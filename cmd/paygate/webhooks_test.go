@@ -199,6 +199,7 @@ func TestWebhooksCommand(t *testing.T) {
 // are in flight (the endpoint holds every request); after a restart every
 // event reaches the endpoint, and no delivery is left behind.
 func TestWebhooksSurviveSIGKILL(t *testing.T) {
+	t.Parallel() // mostly waits (restarts, River's rescue window): runs beside the other binary tests
 	if testing.Short() {
 		t.Skip("builds and kills the binary")
 	}

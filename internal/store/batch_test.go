@@ -17,6 +17,7 @@ import (
 // writes of those that succeeded are kept, on both databases (on SQLite
 // they share commits).
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			s := storetest.Open(t, db)
@@ -62,6 +63,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestBatchMemberCannotCommit(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			s := storetest.Open(t, db)
@@ -78,6 +80,7 @@ func TestBatchMemberCannotCommit(t *testing.T) {
 }
 
 func TestBatchCanceledBeforeStart(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			s := storetest.Open(t, db)
@@ -95,6 +98,7 @@ func TestBatchCanceledBeforeStart(t *testing.T) {
 // statements run detached from the context its closure captured, so a
 // cancellation cannot interrupt (and roll back) the shared transaction.
 func TestBatchMemberIgnoresItsCallersCancellation(t *testing.T) {
+	t.Parallel()
 	s := storetest.Open(t, storetest.Databases(t)[0]) // SQLite: the group commit
 	k := newKey(t, s, "detached")
 	caller, cancel := context.WithCancel(context.Background())

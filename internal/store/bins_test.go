@@ -15,6 +15,7 @@ import (
 
 // TestBINs runs the BIN base's statements on every database.
 func TestBINs(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Run("versions", func(t *testing.T) { testBINVersions(t, storetest.Open(t, db)) })

@@ -35,6 +35,7 @@ func (noopDeliver) Work(context.Context, *river.Job[webhook.DeliverArgs]) error 
 // that changes no status records none. (The store itself only writes SQL:
 // the domain decides, payment/move.go.)
 func TestPaymentEvents(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
@@ -106,6 +107,7 @@ func TestPaymentEvents(t *testing.T) {
 // generation is skipped while the first is waiting (the sweep relies on
 // it), and a job of the next generation is not.
 func TestDeliverJobsUnique(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()

@@ -10,17 +10,14 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/riverqueue/river"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -262,24 +259,6 @@ func timePtr(v sql.NullInt64) *time.Time {
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
-
-// Unreachable reports whether err means the database could not be reached
-// or is busy, rather than that a statement failed: the request may succeed
-// if retried (decisions 3: 503 unavailable).
-func Unreachable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
-		errors.As(err, &netErr) || errors.As(err, &connErr) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") ||
-		strings.Contains(msg, "connection refused")
-}
 
 // RequeueInterruptedJobs makes jobs left running by a killed process
 // available again. Only for SQLite, where one serve process owns the data

@@ -20,6 +20,7 @@ import (
 // TestConformance runs the same store suite on every database (style.md:
 // one conformance suite, both drivers).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Run("migrate twice", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 // TestWebhooks runs the webhook tables' suite on every database.
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Run("endpoints", func(t *testing.T) { testEndpoints(t, storetest.Open(t, db)) })
