@@ -19,8 +19,8 @@ import (
 	"github.com/paygate/paygate/internal/openapi"
 )
 
-// Simulated times of the outage (decisions 6: the retry schedule runs 3
-// days, so a day's outage must lose nothing).
+// Simulated times of the outage (docs/design/decisions.md section 6: the
+// retry schedule runs 3 days, so a day's outage must lose nothing).
 const (
 	outageMidday = 12 * time.Hour // the second half of the payments happens then
 	outageEnd    = 24 * time.Hour // the receiver comes back

@@ -13,10 +13,10 @@ import (
 	"github.com/paygate/paygate/internal/openapi"
 )
 
-// The canaries (decisions 8: none of them may appear in a log, an answer,
-// a webhook, an error, or the database once the provider has seen them): a
-// Luhn-valid Visa number no test table knows, a CVV, a mobile number, two
-// one-time codes, and a marker inside a wallet payload.
+// The canaries (docs/design/decisions.md section 8: none of them may appear
+// in a log, an answer, a webhook, an error, or the database once the provider
+// has seen them): a Luhn-valid Visa number no test table knows, a CVV, a
+// mobile number, two one-time codes, and a marker inside a wallet payload.
 const (
 	canaryCard     = "4000056655665556"
 	canaryCVV      = "8317"

@@ -29,11 +29,11 @@ var pathParamRe = regexp.MustCompile(`\{[^}]+\}`)
 // probeBOLA calls every operation of the OpenAPI document whose path has a
 // parameter ({id}), so that a new endpoint is probed as soon as it is
 // documented, with each of key A's ids (one of every kind A has) and key
-// B's signature: every answer must be 404 (decisions 3: an id of another
-// key is not_found). A required body is built from the operation's schema,
-// so that the request reaches the ownership check (the schema is checked
-// first). As a control, key A reads its own resource by every GET path of
-// its kind.
+// B's signature: every answer must be 404 (docs/design/decisions.md section
+// 3: an id of another key is not_found). A required body is built from the
+// operation's schema, so that the request reaches the ownership check (the
+// schema is checked first). As a control, key A reads its own resource by
+// every GET path of its kind.
 func probeBOLA(ctx context.Context, a, b *client.Client, ids map[string][]string) (bolaResult, error) {
 	var res bolaResult
 	var doc map[string]any
@@ -182,9 +182,9 @@ func sampleOf(doc, schema map[string]any, depth int) (any, error) {
 }
 
 // probeSavedCards: key B opens a hosted session for key A's payer (the
-// same customer_reference, decisions 5: saved cards belong to a key): its
-// page must not offer A's saved card, and its form naming that card must
-// not pay. It returns what went wrong, if anything.
+// same customer_reference, docs/design/decisions.md section 5: saved cards
+// belong to a key): its page must not offer A's saved card, and its form
+// naming that card must not pay. It returns what went wrong, if anything.
 func (f *pciFlows) probeSavedCards(b *client.Client) ([]string, error) {
 	cards := f.ids["saved-cards"]
 	if len(cards) == 0 {

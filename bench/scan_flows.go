@@ -15,7 +15,8 @@ import (
 var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
 // checkoutPage opens a hosted session and posts its form with the canary
-// card, as a browser without JavaScript does (decisions 9).
+// card, as a browser without JavaScript does (docs/design/decisions.md
+// section 9).
 func (f *pciFlows) checkoutPage(year int) error {
 	p, err := f.payment("hosted checkout form", "/api/v1/payment-sessions",
 		`{"order_id":"pci-hosted","amount_minor":4400,"currency":"USD","customer":{"email":"pci@example.com"}}`, 201)

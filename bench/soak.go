@@ -34,8 +34,9 @@ var soakCards = []struct{ number, want string }{
 // out 10 % of its answers, fails 5 % with a 503 and cuts 5 % in half, and
 // checks each final payment against the acquirer's ledger: a succeeded
 // payment has exactly one charge, a declined or failed one none, and the
-// ledger holds no other money movement (decisions 4: a retried call never
-// charges twice; an unknown outcome is asked for, never sent again).
+// ledger holds no other money movement (docs/design/decisions.md section 4: a
+// retried call never charges twice; an unknown outcome is asked for, never
+// sent again).
 func faultSoak(ctx context.Context, c checkConfig) (checkResult, error) {
 	n := c.n
 	if n == 0 {

@@ -19,11 +19,12 @@ const directTarget = "/api/v1/payments/direct"
 
 // duplicateStorm sends n identical direct payments at once, with one
 // Idempotency-Key, each signed afresh (a new nonce), spread over the API
-// processes. Decisions 2 allows three answers: the first request's 201;
-// that answer replayed byte for byte (Idempotent-Replayed: true) once it
-// has finished; 409 idempotency_request_in_progress (retryable) while it
-// is executing. Anything else fails the check, and so does more than one
-// payment for the order or more than one charge at the acquirer.
+// processes. docs/design/decisions.md section 2 allows three answers: the
+// first request's 201; that answer replayed byte for byte
+// (Idempotent-Replayed: true) once it has finished; 409
+// idempotency_request_in_progress (retryable) while it is executing. Anything
+// else fails the check, and so does more than one payment for the order or
+// more than one charge at the acquirer.
 func duplicateStorm(ctx context.Context, c checkConfig) (checkResult, error) {
 	res := checkResult{name: "duplicate-storm", pass: true}
 	n := cmp.Or(c.n, 1000)
@@ -88,9 +89,10 @@ func duplicateStorm(ctx context.Context, c checkConfig) (checkResult, error) {
 }
 
 // replayStorm sends one signed request (same nonce, signature, headers and
-// body) n times at once over the API processes. Decisions 1: a nonce is
-// single-use per key across every process, so exactly one is accepted and
-// every other copy is 401 nonce_reused; one payment, one charge.
+// body) n times at once over the API processes. docs/design/decisions.md
+// section 1: a nonce is single-use per key across every process, so exactly
+// one is accepted and every other copy is 401 nonce_reused; one payment, one
+// charge.
 func replayStorm(ctx context.Context, c checkConfig) (checkResult, error) {
 	res := checkResult{name: "replay-storm", pass: true}
 	n := cmp.Or(c.n, 1000)

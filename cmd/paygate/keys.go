@@ -36,7 +36,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// keys: create, list, revoke (decisions 10).
+// keys: create, list, revoke (docs/design/decisions.md section 10).
 func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, db, asJSON, err := dbCommand("keys", "create, list or revoke", args, getenv, stderr)
 	if err != nil {
@@ -62,7 +62,8 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 			return err
 		}
 		defer a.close()
-		// In the sandbox the permission is granted unless withheld (decisions 10).
+		// In the sandbox the permission is granted unless withheld
+		// (docs/design/decisions.md section 10).
 		grant := *direct || (a.env == merchant.Sandbox && !*noDirect)
 		k, err := a.merchants.Create(ctx, merchant.NewKey{Name: *name, DirectCardData: grant})
 		if err != nil {

@@ -237,7 +237,8 @@ func resourceID(obj map[string]any) string {
 }
 
 // triggers are the event types `paygate trigger` can produce, and how: a
-// sandbox test card (decisions 7) and what to do with the payment.
+// sandbox test card (docs/design/decisions.md section 7) and what to do with
+// the payment.
 var triggers = map[string]struct {
 	card, mode string
 	cancel     bool // cancel once authorized

@@ -1,5 +1,5 @@
 // Command paygate is Paygate's one binary: the server and every tool
-// (decisions section 10).
+// (docs/design/decisions.md section 10).
 package main
 
 import (

@@ -34,7 +34,8 @@ const (
 
 // TestPCICanary runs payments with canary data through every path that
 // carries card data, then scans the database, the logs (debug level), the
-// job arguments and every answer: none of it appears anywhere (decisions 8).
+// job arguments and every answer: none of it appears anywhere
+// (docs/design/decisions.md section 8).
 func TestPCICanary(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {

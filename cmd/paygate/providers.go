@@ -76,8 +76,9 @@ func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context
 	}
 }
 
-// sandboxAcquirer runs the sandbox acquirer on its own (decisions 7), so
-// its ledger outlives Paygate processes in crash tests.
+// sandboxAcquirer runs the sandbox acquirer on its own
+// (docs/design/decisions.md section 7), so its ledger outlives Paygate
+// processes in crash tests.
 func sandboxAcquirer(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sandbox-acquirer", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -128,8 +128,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ln.Close()
 		return err
 	}
-	// Every payment status change records its event (decisions 6), with
-	// the payment as GET shows it.
+	// Every payment status change records its event (docs/design/decisions.md
+	// section 6), with the payment as GET shows it.
 	a.payments.Render = srv.RenderPayment
 	if a.env == merchant.Sandbox && *role != "worker" {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
@@ -179,7 +179,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 // firstKey creates and prints a sandbox key when the database has none, so
-// a fresh start is ready to try (decisions 10).
+// a fresh start is ready to try (docs/design/decisions.md section 10).
 func firstKey(ctx context.Context, a *app, base string, stdout io.Writer) error {
 	existing, err := a.store.ListKeys(ctx)
 	if err != nil || len(existing) > 0 {

@@ -35,7 +35,8 @@ func webhookService(a *app) *webhook.Service {
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// defaultWebhookTimeout is serve's --webhook-timeout (decisions 6: 15 s).
+// defaultWebhookTimeout is serve's --webhook-timeout
+// (docs/design/decisions.md section 6: 15 s).
 const defaultWebhookTimeout = outbound.DefaultTimeout
 
 // addWebhookWorkers registers the fan-out and delivery jobs. The sandbox
@@ -52,7 +53,8 @@ func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
 	})
 }
 
-// webhooks: add, list, remove, rotate-secret (decisions 6 and 10).
+// webhooks: add, list, remove, rotate-secret (docs/design/decisions.md
+// sections 6 and 10).
 func webhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, db, asJSON, err := dbCommand("webhooks", "add, list, remove or rotate-secret", args, getenv, stderr)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package card holds the few facts about card numbers that Paygate needs
 // before any provider sees them: the Luhn check, the scheme by prefix, and
-// the masked form that is the only one ever shown (decisions section 8: "A
-// masked card shows at most the first six and the last four digits").
+// the masked form that is the only one ever shown (docs/design/decisions.md
+// section 8: "A masked card shows at most the first six and the last four
+// digits").
 //
 // It is written here on purpose (dependencies.md: no well-kept library
 // exists). The functions expect a number of ASCII digits only, as the API
@@ -62,9 +63,9 @@ const hiddenDigits = 2
 
 // Mask returns the only form of a card number Paygate shows or stores:
 // the first six digits, a `*` for each middle digit, and the last four
-// (decisions section 8), e.g. "424242******4242". Separators (anything that
-// is not a digit) are dropped first. A string of fewer than 12 digits is not
-// a card number and is masked whole.
+// (docs/design/decisions.md section 8), e.g. "424242******4242". Separators
+// (anything that is not a digit) are dropped first. A string of fewer than 12
+// digits is not a card number and is masked whole.
 func Mask(number string) string {
 	digits := onlyDigits(number)
 	n := len(digits)

@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The sandbox test cards of decisions section 7.
+// The sandbox test cards of docs/design/decisions.md section 7.
 var sandboxCards = []struct {
 	number, scheme string
 }{
@@ -199,9 +199,9 @@ func TestDigits(t *testing.T) {
 	}
 }
 
-// TestMaskRevealsAtMostTen is decisions section 8 as a property: whatever
-// the input, the mask shows at most ten digits, they are the first six and
-// last four, and at least two digits stay hidden.
+// TestMaskRevealsAtMostTen is docs/design/decisions.md section 8 as a
+// property: whatever the input, the mask shows at most ten digits, they are
+// the first six and last four, and at least two digits stay hidden.
 func TestMaskRevealsAtMostTen(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		number := rapid.StringMatching(`[0-9]{0,25}`).Draw(t, "number")

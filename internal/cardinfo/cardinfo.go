@@ -1,6 +1,6 @@
 // Package cardinfo is the BIN base: what Paygate knows of a card from the
-// first 6 or 8 digits of its number (client API: CardInformation, endpoint
-// 17 and its rule 1). The base is versioned: each imported file is a
+// first 6 or 8 digits of its number (the OpenAPI document: schema
+// CardInformation, getCardInformation (GET /cards/information)). The base is versioned: each imported file is a
 // version, exactly one version is active, and the active one answers both
 // the lookup endpoint and the classification of a card at payment time, so
 // the two always agree.
@@ -112,7 +112,8 @@ type Service struct {
 }
 
 // ValidBIN reports whether s is a BIN the API accepts: exactly 6 or 8 ASCII
-// digits (client API rule 1). A full card number is not one.
+// digits (getCardInformation (GET /cards/information)). A full card number
+// is not one.
 func ValidBIN(s string) bool {
 	return (len(s) == 6 || len(s) == 8) && card.Digits(s)
 }

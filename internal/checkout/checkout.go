@@ -72,7 +72,7 @@ func (pg *Pages) showCheckout(w http.ResponseWriter, r *http.Request, cs *checko
 		pg.renderPage(w, r, http.StatusOK, pg.waitingView(cs))
 	case payment.Expired, payment.Canceled:
 		pg.renderPage(w, r, http.StatusGone, pg.closedView(cs))
-	default: // finished: decisions 9
+	default: // finished: docs/design/decisions.md section 9
 		if to := returnTo(&p); to != "" {
 			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
@@ -350,8 +350,8 @@ func checkoutID(r *http.Request) (string, bool) {
 }
 
 // returnTo is the merchant's return_url with payment_id and status added to
-// its query (decisions 9); its own query and fragment are kept as they are.
-// Empty when the session has none.
+// its query (docs/design/decisions.md section 9); its own query and fragment
+// are kept as they are. Empty when the session has none.
 func returnTo(p *payment.Payment) string {
 	if p.ReturnURL == "" {
 		return ""

@@ -23,10 +23,11 @@ type fieldError struct {
 	Linked         bool // the page has an input of that name to link to
 }
 
-// readCheckoutForm reads the payment form (decisions 9 field names) and
-// checks what the domain does not: that the fields the chosen method needs
-// are there and well formed. The domain checks the rest (Luhn, expiry,
-// scheme rules, consent). Messages never repeat a submitted value.
+// readCheckoutForm reads the payment form (docs/design/decisions.md section 9
+// field names) and checks what the domain does not: that the fields the
+// chosen method needs are there and well formed. The domain checks the rest
+// (Luhn, expiry, scheme rules, consent). Messages never repeat a submitted
+// value.
 func (pg *Pages) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment.CheckoutForm, []fieldError) {
 	// The rule for text of the API holds for the page (docs/api.md, "Text
 	// and query strings"): what is kept is UTF-8 without NUL. A browser

@@ -1,10 +1,10 @@
-// Package checkout is the hosted checkout (issue 4, decisions 4 and 9): the
-// payer's pages at checkout_url, their style sheet and script, and their
-// anti-forgery tokens. It serves pages, not API: its answers are HTML, and
-// its handlers are mounted by the server, whose routes.go lists every
-// pattern and whose middleware (request id, panic recovery, access log,
-// metrics, draining) wraps them as it wraps the API. docs/checkout.md
-// describes the flow for merchants.
+// Package checkout is the hosted checkout (issue 4, docs/design/decisions.md
+// sections 4 and 9): the payer's pages at checkout_url, their style sheet and
+// script, and their anti-forgery tokens. It serves pages, not API: its
+// answers are HTML, and its handlers are mounted by the server, whose
+// routes.go lists every pattern and whose middleware (request id, panic
+// recovery, access log, metrics, draining) wraps them as it wraps the API.
+// docs/checkout.md describes the flow for merchants.
 package checkout
 
 import (
@@ -84,8 +84,8 @@ type Deps struct {
 	// RequestID is the id the server's middleware gave the request, for
 	// the log.
 	RequestID func(context.Context) string
-	// StatusOf is the API's one code → HTTP status table (decisions
-	// section 3): a refusal the API would answer with a 4xx is the payer's
+	// StatusOf is the API's one code → HTTP status table
+	// (docs/design/decisions.md section 3): a refusal the API would answer with a 4xx is the payer's
 	// to fix on the form; any other is an error page.
 	StatusOf func(fault.Code) int
 }

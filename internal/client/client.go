@@ -1,7 +1,7 @@
 // Package client is a Go client for Paygate's API: it signs every request
-// (decisions section 1) and gives every POST an Idempotency-Key, reusing it
-// when it retries, so a retry never does the work twice. `paygate call` and
-// the end-to-end tests use it.
+// (docs/design/decisions.md section 1) and gives every POST an
+// Idempotency-Key, reusing it when it retries, so a retry never does the work
+// twice. `paygate call` and the end-to-end tests use it.
 package client
 
 import (
@@ -57,7 +57,8 @@ type Response struct {
 	Body   []byte
 }
 
-// Replayed reports whether the answer is a stored one (decisions 2).
+// Replayed reports whether the answer is a stored one
+// (docs/design/decisions.md section 2).
 func (r *Response) Replayed() bool { return r.Header.Get("Idempotent-Replayed") == "true" }
 
 // Error is an API error answer.

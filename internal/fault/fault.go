@@ -11,10 +11,11 @@ import (
 	"fmt"
 )
 
-// Code is a machine-readable error code, as listed in decisions section 3.
+// Code is a machine-readable error code, as listed in
+// docs/design/decisions.md section 3.
 type Code string
 
-// The codes of the client API and decisions section 3.
+// The codes of the client API and docs/design/decisions.md section 3.
 const (
 	InvalidJSON                  Code = "invalid_json"
 	ValidationError              Code = "validation_error"

@@ -106,9 +106,9 @@ func orInt(n, def int) int {
 	return def
 }
 
-// Retention of request records (decisions 1 and 2).
+// Retention of request records (docs/design/decisions.md sections 1 and 2).
 const (
-	NonceRetention       = 15 * time.Minute // at least the 600 s of decisions 1
+	NonceRetention       = 15 * time.Minute // at least the 600 s of docs/design/decisions.md section 1
 	IdempotencyRetention = 24 * time.Hour
 )
 

@@ -1,8 +1,8 @@
 // Package logging builds Paygate's logger: JSON lines through log/slog
 // (dependencies.md) with card data and secrets taken out before a line is
-// written. Decisions section 8 says card numbers, CVV, wallet payloads,
-// phone numbers and codes never appear in a log, and section 1 says the
-// same of secrets; this is the last line of defence behind the rule that
+// written. docs/design/decisions.md section 8 says card numbers, CVV, wallet
+// payloads, phone numbers and codes never appear in a log, and section 1 says
+// the same of secrets; this is the last line of defence behind the rule that
 // such values are never logged in the first place.
 package logging
 
@@ -58,9 +58,9 @@ func New(w io.Writer, level slog.Leveler) *slog.Logger {
 // key, or whose enclosing group's key, is sensitive becomes "[redacted]".
 // In every other value, each run of 12 to 19 digits (single spaces or
 // dashes allowed between them) that passes the Luhn check is replaced by its
-// mask, first six and last four (decisions section 8). Strings, errors,
-// numbers and values logged as structs or maps (through their JSON form)
-// are all scrubbed.
+// mask, first six and last four (docs/design/decisions.md section 8).
+// Strings, errors, numbers and values logged as structs or maps (through
+// their JSON form) are all scrubbed.
 func Redact(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && builtIn(a) {
 		return a

@@ -14,8 +14,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// canary is a sandbox test card (decisions section 7); it must never reach
-// a log line, whatever shape it is logged in.
+// canary is a sandbox test card (docs/design/decisions.md section 7); it must
+// never reach a log line, whatever shape it is logged in.
 const (
 	canary       = "4000000000000002"
 	canaryMasked = "400000******0002"

@@ -8,7 +8,8 @@ import (
 
 // MaskCardNumbers returns s with every card number in it masked. A card
 // number is a run of 12 to 19 digits, with at most one space or dash
-// between two digits, that passes the Luhn check (decisions section 8).
+// between two digits, that passes the Luhn check (docs/design/decisions.md
+// section 8).
 //
 // Within a longer run of digit groups (a number followed by its CVV, say
 // "4000 0000 0000 0002 123"), consecutive groups are tried from each group

@@ -1,6 +1,6 @@
 // Package merchant holds what identifies a merchant to Paygate: access keys
 // (with their HMAC secrets and permissions) and the payment channels
-// assigned to them. Decisions sections 1 and 10.
+// assigned to them. docs/design/decisions.md sections 1 and 10.
 package merchant
 
 import (
@@ -49,7 +49,8 @@ type Channel struct {
 	PaymentMethods []string
 	Currencies     []string
 	CheckoutMode   string
-	// AutoAssign: every new sandbox key gets this channel (decisions 10).
+	// AutoAssign: every new sandbox key gets this channel
+	// (docs/design/decisions.md section 10).
 	AutoAssign bool
 	CreatedAt  time.Time
 }

@@ -41,7 +41,8 @@ type Service struct {
 // NewKey describes a key to issue.
 type NewKey struct {
 	Name string
-	// DirectCardData grants the raw card data permission (decisions 10).
+	// DirectCardData grants the raw card data permission
+	// (docs/design/decisions.md section 10).
 	DirectCardData bool
 }
 
@@ -56,7 +57,8 @@ type IssuedKey struct {
 func SecretAAD(accessKey string) []byte { return []byte("access_key_secret:" + accessKey) }
 
 // Create issues a key: a public access key and a secret of 32 random bytes
-// (decisions section 1). In the sandbox the key gets every sandbox channel.
+// (docs/design/decisions.md section 1). In the sandbox the key gets every
+// sandbox channel.
 func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {

@@ -108,7 +108,7 @@ func validateInt64(v any) error {
 // fault.ValidationError. An empty body, a body that is not JSON, or one
 // that is not a JSON object answers fault.InvalidJSON. A schema failure answers fault.UnknownField or
 // fault.ValidationError with Field set to the dotted path of the value
-// (decisions section 3). Only one error is answered, chosen
+// (docs/design/decisions.md section 3). Only one error is answered, chosen
 // deterministically: unknown fields first, then missing required fields,
 // then the rest, each group ordered by field path. No message, field or
 // detail ever repeats a submitted value.

@@ -25,8 +25,9 @@ type CheckoutTx interface {
 var ErrNoSession = errors.New("no such checkout session")
 
 // OpenCheckout is the payer opening checkout_url: a created session moves to
-// awaiting_payment_data (decisions 4). The payment is returned as it is now;
-// an expired or finished one is the caller's to show, never the form.
+// awaiting_payment_data (docs/design/decisions.md section 4). The payment is
+// returned as it is now; an expired or finished one is the caller's to show,
+// never the form.
 func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
 	p, err := tx.FindSessionByID(ctx, sessionID)
 	if err != nil {
@@ -45,8 +46,9 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	return p, nil
 }
 
-// CheckoutForm is what the payer submitted on the hosted page (decisions 9
-// field names). Empty strings are fields the page did not ask for.
+// CheckoutForm is what the payer submitted on the hosted page
+// (docs/design/decisions.md section 9 field names). Empty strings are fields
+// the page did not ask for.
 type CheckoutForm struct {
 	Method                           string
 	Number, CVV, Cardholder          string
@@ -172,7 +174,8 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 }
 
 // SavedCards lists the cards a session's payer may pay with: theirs, saved
-// with this key and with the session's provider (decisions 5).
+// with this key and with the session's provider (docs/design/decisions.md
+// section 5).
 func (s *Service) SavedCards(ctx context.Context, tx interface {
 	ListSavedCards(ctx context.Context, keyID, customerRef string) ([]SavedCard, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)

@@ -57,9 +57,9 @@ func NormalizePhone(s string) (string, bool) {
 	return p, e164.MatchString(p)
 }
 
-// Check applies the cross-field rules of a direct payment (decisions 3:
-// 400 validation_error with the field, or the named code). now decides
-// whether a card has expired.
+// Check applies the cross-field rules of a direct payment
+// (docs/design/decisions.md section 3: 400 validation_error with the field,
+// or the named code). now decides whether a card has expired.
 func (n *NewDirect) Check(now time.Time) *fault.Error {
 	if f := checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer); f != nil {
 		return f
@@ -197,7 +197,8 @@ type Providers interface {
 
 // CreateDirect accepts a direct payment: it answers processing, and the
 // provider call is queued as an operation in the same transaction
-// (decisions 4). key must hold the direct card data permission for a card.
+// (docs/design/decisions.md section 4). key must hold the direct card data
+// permission for a card.
 func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Key, in NewDirect) (*Payment, error) {
 	now := s.Now().UTC().Truncate(time.Microsecond)
 	if in.Method == MethodCard && !key.DirectCardData {

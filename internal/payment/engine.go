@@ -174,7 +174,7 @@ func (handler) Failed(_ *Operation, code string) operation.Outcome {
 func (handler) AcceptsLate(op *Operation) bool { return op.Kind == OpPay || op.Kind == OpConfirm }
 
 // Unreadable implements operation.Handler: the payment shows manual_review
-// while the engine keeps asking (decisions 4).
+// while the engine keeps asking (docs/design/decisions.md section 4).
 func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) error {
 	tx, err := engineTx(t)
 	if err != nil {

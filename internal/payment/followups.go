@@ -63,7 +63,8 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	return river.JobSnooze(e.PollEvery)
 }
 
-// ExpireAuthorizationArgs expires a hold not captured in time (decisions 4).
+// ExpireAuthorizationArgs expires a hold not captured in time
+// (docs/design/decisions.md section 4).
 type ExpireAuthorizationArgs struct {
 	PaymentID string `json:"payment_id"`
 }

@@ -15,7 +15,8 @@ type ExpireSessionArgs struct {
 // Kind names the job (dotted, style.md).
 func (ExpireSessionArgs) Kind() string { return "payment.expire_session" }
 
-// ExpireSessionWorker expires sessions not paid by expires_at (decisions 4).
+// ExpireSessionWorker expires sessions not paid by expires_at
+// (docs/design/decisions.md section 4).
 type ExpireSessionWorker struct {
 	river.WorkerDefaults[ExpireSessionArgs]
 	Engine *Engine
@@ -53,7 +54,7 @@ type ExpireTx interface {
 }
 
 // ExpireSession moves an unpaid session past its deadline to expired, with
-// its event, reporting whether it did (decisions 4).
+// its event, reporting whether it did (docs/design/decisions.md section 4).
 func (s *Service) ExpireSession(ctx context.Context, tx ExpireTx, paymentID string, now time.Time) (bool, error) {
 	p, err := tx.FindPaymentByID(ctx, paymentID)
 	if err != nil {

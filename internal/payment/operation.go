@@ -27,7 +27,8 @@ const (
 // idempotency key the provider sees.
 type Operation = operation.Operation
 
-// SavedCard is a provider's card token kept for a payer (decisions 5).
+// SavedCard is a provider's card token kept for a payer
+// (docs/design/decisions.md section 5).
 type SavedCard struct {
 	ID                string
 	AccessKeyID       string

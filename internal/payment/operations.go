@@ -24,9 +24,10 @@ func invalidState(p *Payment, op string) *fault.Error {
 	return fault.Newf(fault.InvalidPaymentState, "a payment in status %s cannot be %s", p.Status, op)
 }
 
-// Confirm queues the confirmation of a requires_action payment (#6): with
-// code, a one-time code; without, a question for the outcome of a 3DS or
-// redirect step (decisions 4). The payment answers processing meanwhile.
+// Confirm queues the confirmation of a requires_action payment
+// (confirmPayment (POST /payments/{id}/confirm)): with code, a one-time
+// code; without, a question for the outcome of a 3DS or redirect step (docs/design/decisions.md section 4). The payment answers
+// processing meanwhile.
 func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code string) (*Payment, error) {
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
@@ -48,8 +49,9 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 	return p, s.queue(ctx, tx, p, OpConfirm, 0, "", sec)
 }
 
-// Capture queues the capture of an authorized payment (#7), all of it or
-// amount (≤ the authorized amount; the rest is released).
+// Capture queues the capture of an authorized payment (capturePayment
+// (POST /payments/{id}/capture)), all of it or amount (≤ the authorized
+// amount; the rest is released).
 func (s *Service) Capture(ctx context.Context, tx OperationTx, p *Payment, amount *int64) (*Payment, error) {
 	if p.Status != Authorized {
 		return nil, invalidState(p, "captured")
@@ -71,7 +73,7 @@ func (s *Service) Capture(ctx context.Context, tx OperationTx, p *Payment, amoun
 }
 
 // Cancel cancels a session not yet paid at once, or queues the release of a
-// hold (#8).
+// hold (cancelPayment (POST /payments/{id}/cancel)).
 func (s *Service) Cancel(ctx context.Context, tx OperationTx, p *Payment) (*Payment, error) {
 	switch p.Status {
 	case Created, AwaitingPaymentData:
@@ -92,8 +94,9 @@ func (s *Service) Cancel(ctx context.Context, tx OperationTx, p *Payment) (*Paym
 	return nil, invalidState(p, "canceled")
 }
 
-// Refund queues a refund (#10). A channel whose profile lacks the refund
-// capability answers 422 before anything is queued.
+// Refund queues a refund (refundPayment (POST /payments/{id}/refunds)). A
+// channel whose profile lacks the refund capability answers 422 before
+// anything is queued.
 func (s *Service) Refund(ctx context.Context, tx OperationTx, p *Payment, amount *int64) (*Payment, *Refund, error) {
 	if p.Status != Succeeded && p.Status != PartiallyRefunded {
 		return nil, nil, invalidState(p, "refunded")

@@ -64,8 +64,8 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o ope
 		p.Status, p.UpdatedAt = next, now
 		// The card is saved before the status is written, so the
 		// event of this change shows saved_card_id as GET does from
-		// now on (decisions 6: data.object is the resource as GET
-		// returns it).
+		// now on (docs/design/decisions.md section 6: data.object is the
+		// resource as GET returns it).
 		if err := e.saveCard(ctx, tx, out.Provider, p, res, now); err != nil {
 			return err
 		}
@@ -167,8 +167,9 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 func SavedCardAAD(id string) []byte { return []byte("saved_card_token:" + id) }
 
 // saveCard keeps the provider's card token after a successful payment that
-// asked for it (decisions 5) and sets p.SavedCardID; the caller writes p.
-// It runs inside the outcome's transaction: it must not use e.Store.
+// asked for it (docs/design/decisions.md section 5) and sets p.SavedCardID;
+// the caller writes p. It runs inside the outcome's transaction: it must not
+// use e.Store.
 func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string, p *Payment, res provider.PayResult, now time.Time) error {
 	if !p.SavePaymentMethod || res.CardToken == "" || p.SavedCardID != "" ||
 		(p.Status != Succeeded && p.Status != Authorized) {

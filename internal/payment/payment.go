@@ -62,7 +62,8 @@ type Payment struct {
 	// workers can never both move the same payment (SQLite has no FOR UPDATE).
 	Version int64
 	// StoredStatus is the status as last read or written: a change of
-	// Status against it is a status change, and makes an event (decisions 6).
+	// Status against it is a status change, and makes an event
+	// (docs/design/decisions.md section 6).
 	StoredStatus Status
 	CreatedAt    time.Time
 	UpdatedAt    time.Time

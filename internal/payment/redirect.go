@@ -43,7 +43,8 @@ type RedirectTx interface {
 // returnURL is where a provider sends the payer after a 3DS or redirect
 // step: for a hosted payment Paygate's own page, which asks the provider at
 // once and then shows the outcome or sends the payer to the merchant's
-// return_url (decisions 9); for a direct payment the merchant's return_url.
+// return_url (docs/design/decisions.md section 9); for a direct payment the
+// merchant's return_url.
 func (e *Engine) returnURL(p *Payment) string {
 	if p.Kind == KindHosted && p.SessionID != "" && e.PublicURL != "" {
 		return e.PublicURL + "/checkout/" + p.SessionID + "/return"
@@ -170,9 +171,9 @@ func redirectOperation(ctx context.Context, tx OperationTx, paymentID string) (*
 }
 
 // confirmRedirect is Confirm without a code after a provider_redirect step
-// (decisions 4: it asks the provider for the outcome): the step's own
-// operation is asked again at once, by its id. ok is false when p is not
-// waiting for such a step, and Confirm goes on as usual.
+// (docs/design/decisions.md section 4: it asks the provider for the outcome):
+// the step's own operation is asked again at once, by its id. ok is false
+// when p is not waiting for such a step, and Confirm goes on as usual.
 func (s *Service) confirmRedirect(ctx context.Context, tx OperationTx, p *Payment, code string) (q *Payment, ok bool, err error) {
 	if code != "" || p.Status != RequiresAction || p.NextActionType != RedirectResult {
 		return nil, false, nil

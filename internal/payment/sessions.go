@@ -17,7 +17,8 @@ import (
 )
 
 // DefaultSessionLifetime is how long a hosted session stays payable when the
-// merchant sends no expires_in_seconds (decisions 4: 1800 s).
+// merchant sends no expires_in_seconds (docs/design/decisions.md section 4:
+// 1800 s).
 const DefaultSessionLifetime = 1800 * time.Second
 
 // NewSession is a validated request to open a hosted session (client API
@@ -38,16 +39,16 @@ type NewSession struct {
 }
 
 // Check applies the rules across fields that the schema cannot express
-// (decisions 3: they answer after the schema checks).
+// (docs/design/decisions.md section 3: they answer after the schema checks).
 func (n NewSession) Check() *fault.Error {
 	return checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer)
 }
 
-// CheckReturnURL applies decisions 15's rule for return_url: an absolute
-// https URL with a host (http too in the sandbox), without credentials;
-// anything else (javascript:, data:, ftp:, "https:host" without slashes, a
-// bare "http://") is 400 validation_error on return_url at creation, not a
-// provider failure later. Empty means none was given.
+// CheckReturnURL applies the rule of docs/design/decisions.md section 15 for
+// return_url: an absolute https URL with a host (http too in the sandbox),
+// without credentials; anything else (javascript:, data:, ftp:, "https:host"
+// without slashes, a bare "http://") is 400 validation_error on return_url at
+// creation, not a provider failure later. Empty means none was given.
 func CheckReturnURL(raw string, sandbox bool) *fault.Error {
 	if raw == "" {
 		return nil

@@ -1,6 +1,6 @@
 // Package payment is the payment domain: the Payment record, its life cycle
-// (decisions section 4) in one transition table, hosted sessions and their
-// jobs.
+// (docs/design/decisions.md section 4) in one transition table, hosted
+// sessions and their jobs.
 package payment
 
 // Status is a payment status of the client API.
@@ -23,10 +23,11 @@ const (
 	Refunded            Status = "refunded"
 )
 
-// Final reports whether no further change is expected (decisions 4: final
-// is true for succeeded, declined, failed, canceled, expired,
-// partially_refunded, refunded). A succeeded or partially refunded payment
-// can still be refunded; "final" tells the merchant the outcome is known.
+// Final reports whether no further change is expected
+// (docs/design/decisions.md section 4: final is true for succeeded, declined,
+// failed, canceled, expired, partially_refunded, refunded). A succeeded or
+// partially refunded payment can still be refunded; "final" tells the
+// merchant the outcome is known.
 func (s Status) Final() bool {
 	switch s {
 	case Succeeded, Declined, Failed, Canceled, Expired, PartiallyRefunded, Refunded:
@@ -35,8 +36,8 @@ func (s Status) Final() bool {
 	return false
 }
 
-// transitions is the whole life cycle of decisions section 4: from a status,
-// the statuses it may move to. Anything else is refused.
+// transitions is the whole life cycle of docs/design/decisions.md section 4:
+// from a status, the statuses it may move to. Anything else is refused.
 var transitions = map[Status][]Status{
 	// A provider_redirect session goes to requires_action at once: the
 	// payer is at the provider, as during a 3DS challenge.

@@ -2,8 +2,8 @@ package payment
 
 import "testing"
 
-// TestLifeCycle checks the transition table against decisions section 4,
-// edge by edge; anything not listed is refused.
+// TestLifeCycle checks the transition table against docs/design/decisions.md
+// section 4, edge by edge; anything not listed is refused.
 func TestLifeCycle(t *testing.T) {
 	allowed := map[[2]Status]bool{}
 	for _, e := range [][2]Status{

@@ -19,7 +19,8 @@ import (
 	"time"
 )
 
-// Capability is something a provider profile can do (decisions 7).
+// Capability is something a provider profile can do (docs/design/decisions.md
+// section 7).
 type Capability string
 
 // The capabilities.
@@ -279,10 +280,10 @@ type Provider interface {
 }
 
 // Payments is an acquirer that takes card, wallet and mobile payments
-// (client API: payments; decisions section 7: charge, authorize, capture,
-// cancel, refund). Each request's OperationID is the acquirer's idempotency
-// key, and Status finds an operation by it: an operation whose answer was
-// lost is asked about, never sent as new.
+// (client API: payments; docs/design/decisions.md section 7: charge,
+// authorize, capture, cancel, refund). Each request's OperationID is the
+// acquirer's idempotency key, and Status finds an operation by it: an
+// operation whose answer was lost is asked about, never sent as new.
 type Payments interface {
 	// Pay charges or authorizes (PayRequest.Authorize).
 	Pay(ctx context.Context, r PayRequest) (PayResult, error)
@@ -302,7 +303,7 @@ type Payments interface {
 }
 
 // Verifications is an acquirer that verifies cards by a code the payer reads
-// back (capability Lookup; decisions section 15).
+// back (capability Lookup; docs/design/decisions.md section 15).
 type Verifications interface {
 	// CreateVerification holds a small sum and sends the payer a code.
 	CreateVerification(ctx context.Context, r VerificationRequest) (VerificationResult, error)
@@ -314,7 +315,7 @@ type Verifications interface {
 }
 
 // Payouts is an acquirer that sends money to cards and wallets (capability
-// Debit; decisions section 15).
+// Debit; docs/design/decisions.md section 15).
 type Payouts interface {
 	// CreatePayout sends money.
 	CreatePayout(ctx context.Context, r PayoutRequest) (PayoutResult, error)

@@ -13,9 +13,9 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// authenticate checks a request's signature (decisions section 1) and
-// returns the key that signed it and its nonce. The nonce is consumed later,
-// by admit, in the same transaction as the work the request does.
+// authenticate checks a request's signature (docs/design/decisions.md section
+// 1) and returns the key that signed it and its nonce. The nonce is consumed
+// later, by admit, in the same transaction as the work the request does.
 func (s *Server) authenticate(ctx context.Context, r *http.Request, body []byte) (merchant.Key, string, *fault.Error) {
 	h := r.Header
 	for _, name := range []string{"X-Access-Key", "X-Timestamp", "X-Nonce", "X-Signature"} {

@@ -11,10 +11,11 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// cardInformation is #17 GET /cards/information?bin=… (client API rule 1):
+// cardInformation is getCardInformation (GET /cards/information), ?bin=…:
 // the active BIN version answers, the key's provider only for BINs it does
 // not cover. As a read it is signed over the whole request target, query
-// string included (decisions 1), and counts against the rate limit.
+// string included (docs/design/decisions.md section 1), and counts against
+// the rate limit.
 func (s *Server) cardInformation() http.Handler {
 	return s.readQuery([]string{"bin"}, func(ctx context.Context, c *call) (answer, error) {
 		bin, err := binParam(c.query)

@@ -19,9 +19,10 @@ import (
 
 // TestEventObjectIsGET drives payments to every status the engine and the
 // API produce and checks each payment's newest event carries the payment
-// exactly as GET shows it (decisions 6; issue 10, item 8: the
-// payment.succeeded of a payment that saved a card lacked saved_card_id),
-// and that every event's object is in the status its type names.
+// exactly as GET shows it (docs/design/decisions.md section 6; issue 10, item
+// 8: the payment.succeeded of a payment that saved a card lacked
+// saved_card_id), and that every event's object is in the status its type
+// names.
 func TestEventObjectIsGET(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})

@@ -7,7 +7,8 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 )
 
-// statuses is the one code → HTTP status table (decisions section 3).
+// statuses is the one code → HTTP status table (docs/design/decisions.md
+// section 3).
 var statuses = map[fault.Code]int{
 	fault.InvalidJSON:                  http.StatusBadRequest,
 	fault.ValidationError:              http.StatusBadRequest,

@@ -9,9 +9,9 @@ import (
 	"github.com/paygate/paygate/internal/openapi"
 )
 
-// health answers #1 GET /health: no authentication, no dependency details;
-// 503 unavailable when the database does not answer, so a load balancer
-// stops sending traffic here.
+// health answers getHealth (GET /health): no authentication, no dependency
+// details; 503 unavailable when the database does not answer, so a load
+// balancer stops sending traffic here.
 func (s *Server) health() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

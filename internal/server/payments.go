@@ -11,7 +11,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// createDirect is #4 POST /payments/direct.
+// createDirect is createDirectPayment (POST /payments/direct).
 func (s *Server) createDirect() http.Handler {
 	return write(s, writeSpec{schema: "DirectPayment"},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.DirectPayment) (answer, error) {
@@ -38,7 +38,7 @@ func (s *Server) createDirect() http.Handler {
 		})
 }
 
-// getPayment is #5 GET /payments/{id}.
+// getPayment is getPayment (GET /payments/{id}).
 func (s *Server) getPayment() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
 		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)
@@ -64,9 +64,11 @@ func findPayment(ctx context.Context, find func(ctx context.Context, keyID, id s
 	return p, err
 }
 
-// paymentOp serves the payment operations #6, #7, #8, #10: lock the
-// payment in the request's transaction, then let fn check its status and
-// open operations and queue the work. The lock makes the check and the
+// paymentOp serves the payment operations confirmPayment (POST
+// /payments/{id}/confirm), capturePayment (POST /payments/{id}/capture),
+// cancelPayment (POST /payments/{id}/cancel) and refundPayment (POST
+// /payments/{id}/refunds): lock the payment in the request's transaction,
+// then let fn check its status and open operations and queue the work. The lock makes the check and the
 // queueing one step: of concurrent captures, cancels or refunds (from any
 // number of processes) each sees what the one before it queued, so exactly
 // one is accepted where only one fits (docs/payments.md, "Concurrent
@@ -106,7 +108,8 @@ func (s *Server) capturePayment() http.Handler {
 	})
 }
 
-// noBody is the body of an endpoint that takes none (#8).
+// noBody is the body of an endpoint that takes none (cancelPayment (POST
+// /payments/{id}/cancel)).
 type noBody struct{}
 
 func (s *Server) cancelPayment() http.Handler {
@@ -129,7 +132,7 @@ func (s *Server) refundPayment() http.Handler {
 	})
 }
 
-// listRefunds is #9 GET /payments/{id}/refunds.
+// listRefunds is listPaymentRefunds (GET /payments/{id}/refunds).
 func (s *Server) listRefunds() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
 		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)

@@ -22,7 +22,8 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// maxBody is the largest request body accepted (decisions 3: 64 KiB).
+// maxBody is the largest request body accepted (docs/design/decisions.md
+// section 3: 64 KiB).
 const maxBody = 64 << 10
 
 // call is one authenticated request on its way through a handler.
@@ -136,8 +137,9 @@ type writeSpec struct {
 	sealAnswer bool
 }
 
-// write serves a mutating request with the checks of decisions 3 in their
-// order and the idempotency of decisions 2. T is the body's wire type.
+// write serves a mutating request with the checks of docs/design/decisions.md
+// section 3 in their order and the idempotency of docs/design/decisions.md
+// section 2. T is the body's wire type.
 //
 // One transaction carries the nonce, the idempotency claim, the change, the
 // jobs it queues and the stored answer, so an answered 2xx is durable and a
@@ -175,7 +177,7 @@ func write[T any](s *Server, spec writeSpec, fn func(ctx context.Context, tx *st
 
 // checkWrite runs the checks that need no database: query string (no
 // write takes a parameter), content type, Idempotency-Key, JSON, schema
-// (decisions 3 order).
+// (docs/design/decisions.md section 3 order).
 func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (string, *fault.Error) {
 	if _, f := queryParams(r, nil); f != nil {
 		return "", f
@@ -206,9 +208,10 @@ func (s *Server) checkWrite(r *http.Request, c *call, spec writeSpec, in any) (s
 	return idemKey, nil
 }
 
-// validIdempotencyKey: the key is stored (decisions 2), so it follows the
-// rule for text (docs/api.md, "Text and query strings"): UTF-8, and here
-// no control character at all; its length is counted in characters.
+// validIdempotencyKey: the key is stored (docs/design/decisions.md section
+// 2), so it follows the rule for text (docs/api.md, "Text and query
+// strings"): UTF-8, and here no control character at all; its length is
+// counted in characters.
 func validIdempotencyKey(k string) bool {
 	if !openapi.ValidText(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
 		return false
@@ -293,7 +296,8 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool
 				return err // not stored: a retry runs again
 			}
 			// A refusal after the point of no return is stored like a success
-			// (decisions 2), without whatever the handler wrote.
+			// (docs/design/decisions.md section 2), without whatever the
+			// handler wrote.
 			if err := tx.RollbackTo(ctx, "request"); err != nil {
 				return err
 			}

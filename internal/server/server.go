@@ -222,7 +222,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, f *fault.Error) {
 
 // failErr answers an error of any kind: a *fault.Error as itself, a
 // database that cannot be reached as 503, anything else as 500 with the
-// cause only in the log (decisions 3).
+// cause only in the log (docs/design/decisions.md section 3).
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	if f, ok := fault.As(err); ok {
 		s.fail(w, r, f)

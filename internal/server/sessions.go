@@ -15,7 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// createSession is #2 POST /payment-sessions.
+// createSession is createPaymentSession (POST /payment-sessions).
 func (s *Server) createSession() http.Handler {
 	return write(s, writeSpec{schema: "CreatePayment"},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.CreatePayment) (answer, error) {
@@ -27,7 +27,8 @@ func (s *Server) createSession() http.Handler {
 		})
 }
 
-// getSession is #3 GET /payment-sessions/{id}; another key's session is 404.
+// getSession is getPaymentSession (GET /payment-sessions/{id}); another
+// key's session is 404.
 func (s *Server) getSession() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
 		id, err := pathID(c.r)
@@ -45,7 +46,8 @@ func (s *Server) getSession() http.Handler {
 	})
 }
 
-// listChannels is #16 GET /payment-channels: the calling key's channels only.
+// listChannels is listPaymentChannels (GET /payment-channels): the calling
+// key's channels only.
 func (s *Server) listChannels() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
 		cs, err := s.store.ChannelsForKey(ctx, c.key.ID)
@@ -109,7 +111,7 @@ func subscription(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms {
 		FirstChargeAt: t.FirstChargeAt.Std().UTC(), DisclosureVersion: t.DisclosureVersion, Consent: t.Consent}
 }
 
-// paymentView is the Payment answer as the client API shows it, at s.now().
+// paymentView is the Payment answer (schema Payment) as the API shows it, at s.now().
 func (s *Server) paymentView(p *payment.Payment) openapi.Payment {
 	v := p.Observe(s.now())
 	out := openapi.Payment{
@@ -167,7 +169,7 @@ func deref[T any](p *T) T {
 }
 
 // RenderPayment is the payment as GET /payments/{id} shows it now: the
-// object of its events (decisions 6).
+// object of its events (docs/design/decisions.md section 6).
 func (s *Server) RenderPayment(p *payment.Payment) ([]byte, error) {
 	return json.Marshal(s.paymentView(p))
 }

@@ -18,8 +18,8 @@ var (
 )
 
 // createWebhookEndpoint is the extension POST /api/v1/webhook-endpoints
-// (decisions 6): the secret is in this answer only, and the stored answer
-// kept for replay is sealed.
+// (docs/design/decisions.md section 6): the secret is in this answer only,
+// and the stored answer kept for replay is sealed.
 func (s *Server) createWebhookEndpoint() http.Handler {
 	return write(s, writeSpec{schema: "CreateWebhookEndpoint", sealAnswer: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.CreateWebhookEndpoint) (answer, error) {

@@ -1,5 +1,5 @@
-// Package signature implements Paygate's HMAC request signing (decisions
-// section 1). The server verifies with it and the Go client signs with it,
+// Package signature implements Paygate's HMAC request signing
+// (docs/design/decisions.md section 1). The server verifies with it and the Go client signs with it,
 // so both sides build the canonical string from the same code.
 //
 // The merchant-facing description, with a worked example and snippets in
@@ -27,23 +27,25 @@ const (
 )
 
 // MaxSkew is the clock skew tolerated between the X-Timestamp value and the
-// server's clock, in either direction, bounds included (decisions section 1).
+// server's clock, in either direction, bounds included
+// (docs/design/decisions.md section 1).
 const MaxSkew = 300 * time.Second
 
 // NonceRetention is how long a nonce stays single-use per access key
-// (decisions section 1: "at least 600 s"). It is twice MaxSkew, so a request
-// can never be replayed inside its timestamp window once its nonce has been
-// forgotten.
+// (docs/design/decisions.md section 1: "at least 600 s"). It is twice
+// MaxSkew, so a request can never be replayed inside its timestamp window
+// once its nonce has been forgotten.
 const NonceRetention = 600 * time.Second
 
-// The bounds of an X-Nonce value (decisions section 1).
+// The bounds of an X-Nonce value (docs/design/decisions.md section 1).
 const (
 	MinNonceLen = 16
 	MaxNonceLen = 128
 )
 
 // Canonical returns the string a request's signature covers: six lines
-// joined by "\n", with no trailing newline (decisions section 1):
+// joined by "\n", with no trailing newline (docs/design/decisions.md section
+// 1):
 //
 //  1. the method, upper case
 //  2. the request target exactly as sent: path, plus "?" and the query
@@ -71,14 +73,14 @@ func Canonical(method, target, accessKey, timestamp, nonce string, body []byte) 
 
 // Sign returns the X-Signature value for a canonical string: standard base64
 // with padding of HMAC-SHA256 keyed with the UTF-8 bytes of the whole secret,
-// its "sk_" prefix included (decisions section 1).
+// its "sk_" prefix included (docs/design/decisions.md section 1).
 func Sign(secret, canonical string) string {
 	return base64.StdEncoding.EncodeToString(mac(secret, canonical))
 }
 
 // Verify reports whether signature is the X-Signature value for canonical
-// under secret. The MACs are compared in constant time (decisions section
-// 1). A value that is not standard padded base64, exactly as Sign writes it,
+// under secret. The MACs are compared in constant time
+// (docs/design/decisions.md section 1). A value that is not standard padded base64, exactly as Sign writes it,
 // is simply false: no other spelling of the same bytes is accepted.
 func Verify(secret, canonical, signature string) bool {
 	got, err := base64.StdEncoding.Strict().DecodeString(signature)
@@ -97,7 +99,7 @@ func mac(secret, canonical string) []byte {
 }
 
 // ValidNonce reports whether nonce is a well-formed X-Nonce value: 16 to 128
-// characters of [A-Za-z0-9_-] (decisions section 1).
+// characters of [A-Za-z0-9_-] (docs/design/decisions.md section 1).
 func ValidNonce(nonce string) bool {
 	if len(nonce) < MinNonceLen || len(nonce) > MaxNonceLen {
 		return false
@@ -125,8 +127,8 @@ func NewNonce() string {
 // CheckTimestamp checks an X-Timestamp value against now. wellFormed is
 // false unless value is Unix time in whole seconds written as ASCII decimal
 // digits (no sign, no fraction, no exponent); inRange is true when it is
-// also within MaxSkew of now, both bounds included (decisions section 1).
-// A value too large for int64 is well formed and out of range.
+// also within MaxSkew of now, both bounds included (docs/design/decisions.md
+// section 1). A value too large for int64 is well formed and out of range.
 //
 // The server answers 401 timestamp_out_of_range when inRange is false
 // (docs/signing.md).

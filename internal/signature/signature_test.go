@@ -15,7 +15,7 @@ import (
 // vector is one row of testdata/vectors.json, computed by
 // testdata/vectors.py with Python's hmac, hashlib and base64 (and checked
 // with openssl), so these tests hold the Go code to an independent
-// implementation of decisions section 1.
+// implementation of docs/design/decisions.md section 1.
 type vector struct {
 	Name      string `json:"name"`
 	Secret    string `json:"secret"`
@@ -56,8 +56,9 @@ func TestVectors(t *testing.T) {
 }
 
 func TestCanonicalEmptyBodyForms(t *testing.T) {
-	// No body and an empty body are the same request (decisions section 1:
-	// the hash of the empty string when there is no body).
+	// No body and an empty body are the same request
+	// (docs/design/decisions.md section 1: the hash of the empty string when
+	// there is no body).
 	a := Canonical("GET", "/api/v1/payment-channels", "ak", "1", "n", nil)
 	b := Canonical("GET", "/api/v1/payment-channels", "ak", "1", "n", []byte{})
 	require.Equal(t, a, b)

@@ -22,7 +22,7 @@ import (
 var (
 	// ErrUnavailable: the database could not be reached, dropped the
 	// connection, or is busy. The same request may succeed if retried
-	// (decisions 3: 503 unavailable).
+	// (docs/design/decisions.md section 3: 503 unavailable).
 	ErrUnavailable = errors.New("store: the database is unavailable")
 	// ErrDuplicate: a unique constraint or primary key refused the row.
 	ErrDuplicate = errors.New("store: a row with this key already exists")
@@ -82,5 +82,5 @@ func Classify(err error) error {
 
 // Unreachable reports whether err means the database could not be reached
 // or is busy, rather than that a statement failed: the request may succeed
-// if retried (decisions 3: 503 unavailable).
+// if retried (docs/design/decisions.md section 3: 503 unavailable).
 func Unreachable(err error) bool { return errors.Is(Classify(err), ErrUnavailable) }

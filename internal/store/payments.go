@@ -96,7 +96,7 @@ func (q Queries) FindPaymentByID(ctx context.Context, id string) (*payment.Payme
 }
 
 // FindPaymentForKey finds a key's payment by payment id. Another key's
-// payment is ErrNotFound (decisions 3: 404, never 403).
+// payment is ErrNotFound (docs/design/decisions.md section 3: 404, never 403).
 func (q Queries) FindPaymentForKey(ctx context.Context, keyID, id string) (*payment.Payment, error) {
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments
 		WHERE id = $1 AND access_key_id = $2`, id, keyID))

@@ -12,7 +12,8 @@ import (
 // last second (the nonce rows double as the rate limiter's window, so the
 // limit holds across every API process without another write). It reports
 // whether the nonce was new and how many requests the key made in the second
-// before now. Nonces are single-use per key (decisions 1).
+// before now. Nonces are single-use per key (docs/design/decisions.md section
+// 1).
 func (q Queries) Admit(ctx context.Context, keyID, nonce string, now time.Time, countRate bool) (fresh bool, recent int, err error) {
 	if countRate {
 		err = q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM nonces WHERE access_key_id = $1 AND created_at > $2`,
@@ -49,10 +50,10 @@ type StoredResponse struct {
 
 // LockIdempotencyKey claims (key, idempotency key) for this transaction. It
 // reports false when another transaction holds it: that request is still
-// executing (decisions 2: 409). On PostgreSQL this is a transaction-scoped
-// advisory lock, taken without waiting; on SQLite a write transaction
-// already excludes every other, so the claim always succeeds and a second
-// request simply sees the first one's stored answer.
+// executing (docs/design/decisions.md section 2: 409). On PostgreSQL this is
+// a transaction-scoped advisory lock, taken without waiting; on SQLite a
+// write transaction already excludes every other, so the claim always
+// succeeds and a second request simply sees the first one's stored answer.
 func (t *Tx) LockIdempotencyKey(ctx context.Context, keyID, idemKey string) (bool, error) {
 	if t.dialect == SQLite {
 		return true, nil
@@ -90,7 +91,8 @@ func (q Queries) SaveIdempotentResponse(ctx context.Context, keyID, idemKey stri
 	return err
 }
 
-// PurgeIdempotencyKeys deletes stored answers older than cutoff (decisions 2: 24 h).
+// PurgeIdempotencyKeys deletes stored answers older than cutoff
+// (docs/design/decisions.md section 2: 24 h).
 func (q Queries) PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error) {
 	res, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, micros(cutoff))
 	if err != nil {

@@ -68,8 +68,8 @@ func validID(id string) bool {
 }
 
 // Load reads a master key file. It refuses a file that group or others may
-// access (decisions section 8: the key file is mode 0600), before reading a
-// byte of it.
+// access (docs/design/decisions.md section 8: the key file is mode 0600),
+// before reading a byte of it.
 func Load(path string) (*Keyring, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -101,12 +101,12 @@ func Load(path string) (*Keyring, error) {
 }
 
 // LoadOrCreate loads the master key file at path, or creates it with one new
-// key, mode 0600, when there is none (decisions section 8: an empty data dir
-// gets a generated master key file). The new file is written in full under a
-// temporary name and then linked into place, which fails if path exists: two
-// processes starting at once both end up with the one key that won, and
-// none ever reads a half-written file. A missing parent folder is created
-// with mode 0700.
+// key, mode 0600, when there is none (docs/design/decisions.md section 8: an
+// empty data dir gets a generated master key file). The new file is written
+// in full under a temporary name and then linked into place, which fails if
+// path exists: two processes starting at once both end up with the one key
+// that won, and none ever reads a half-written file. A missing parent folder
+// is created with mode 0700.
 func LoadOrCreate(path string) (*Keyring, error) {
 	k, err := Load(path)
 	if !errors.Is(err, fs.ErrNotExist) {

@@ -1,7 +1,7 @@
 // Package vault encrypts the secrets and card data Paygate must keep for a
-// while (decisions section 8): API secrets, which the server needs in clear
-// to verify signatures (section 1), and card numbers, wallet payloads, phone
-// numbers and codes while they wait for the provider.
+// while (docs/design/decisions.md section 8): API secrets, which the server
+// needs in clear to verify signatures (section 1), and card numbers, wallet
+// payloads, phone numbers and codes while they wait for the provider.
 //
 // It is envelope encryption with the standard library only
 // (dependencies.md): each record gets its own random AES-256 data key, the

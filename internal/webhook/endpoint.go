@@ -10,7 +10,7 @@ import (
 )
 
 // Endpoint is a URL of a merchant that receives the events of one access
-// key, signed with its secret (decisions 6).
+// key, signed with its secret (docs/design/decisions.md section 6).
 type Endpoint struct {
 	ID          string
 	AccessKeyID string
@@ -65,7 +65,7 @@ func ValidSecret(s string) bool {
 }
 
 // typePattern is the form of an event type: "<resource>.<status>"
-// (decisions 6).
+// (docs/design/decisions.md section 6).
 var typePattern = regexp.MustCompile(`^(payment|payout|card_verification|subscription|mandate)\.[a-z_]{1,40}$`)
 
 // ValidType reports whether t has the form of an event type.
@@ -129,7 +129,8 @@ type Answer struct {
 }
 
 // Success reports whether the endpoint took the message: any 2xx
-// (decisions 6). A redirect is not followed and is a failure.
+// (docs/design/decisions.md section 6). A redirect is not followed and is a
+// failure.
 func (a Answer) Success() bool { return a.StatusCode >= 200 && a.StatusCode < 300 }
 
 // The kinds of failure where no HTTP answer came.

@@ -1,8 +1,8 @@
 // Package webhook is Paygate's events and their delivery to merchants'
-// endpoints (decisions section 6): every status change of a resource
-// becomes an Event, written in the transaction of the change; a fan-out job
-// committed with it creates one delivery per matching endpoint, and
-// delivery jobs send each, signed per Standard Webhooks, at least once.
+// endpoints (docs/design/decisions.md section 6): every status change of a
+// resource becomes an Event, written in the transaction of the change; a
+// fan-out job committed with it creates one delivery per matching endpoint,
+// and delivery jobs send each, signed per Standard Webhooks, at least once.
 package webhook
 
 import (
@@ -14,7 +14,7 @@ import (
 type Event struct {
 	ID           string    // evt id: a uuid; also the webhook-id header
 	AccessKeyID  string    // the key that owns the resource: only its endpoints get it
-	Type         string    // "<resource>.<status>", e.g. payment.succeeded (decisions 6)
+	Type         string    // "<resource>.<status>", e.g. payment.succeeded (docs/design/decisions.md section 6)
 	ResourceType string    // payment, payout, card_verification, subscription, mandate
 	ResourceID   string    // the resource's id
 	Object       []byte    // the resource as GET returns it at that moment (JSON)
@@ -22,7 +22,8 @@ type Event struct {
 }
 
 // Body is the event as sent and as GET /events/{id} shows it:
-// {"id", "type", "created_at", "data": {"object": …}} (decisions 6).
+// {"id", "type", "created_at", "data": {"object": …}}
+// (docs/design/decisions.md section 6).
 func (e Event) Body() ([]byte, error) {
 	return json.Marshal(struct {
 		ID        string `json:"id"`

@@ -6,7 +6,8 @@ import (
 )
 
 // retryDelays are the waits after the first failed attempts of a round
-// (decisions 6): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then retryEvery.
+// (docs/design/decisions.md section 6): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+// 10 h; then retryEvery.
 var retryDelays = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 }

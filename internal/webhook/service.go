@@ -48,7 +48,7 @@ const (
 )
 
 // Create adds an endpoint to a key and returns it with its secret, which
-// is shown this once and kept only sealed (decisions 6).
+// is shown this once and kept only sealed (docs/design/decisions.md section 6).
 func (s *Service) Create(ctx context.Context, st EndpointStore, keyID string, in NewEndpoint) (*Endpoint, string, error) {
 	if len(in.URL) > MaxURLLength {
 		return nil, "", fault.OnField(fault.ValidationError, "url", fmt.Sprintf("must be at most %d characters", MaxURLLength))

@@ -19,8 +19,8 @@ import (
 func TestSchedule(t *testing.T) {
 	none := func(d time.Duration) time.Duration { return d }
 	first := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	// Decisions 6: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then every 12 h
-	// up to 3 days after the first attempt.
+	// docs/design/decisions.md section 6: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+	// 10 h, then every 12 h up to 3 days after the first attempt.
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
 		10 * time.Hour, 10 * time.Hour, 12 * time.Hour, 12 * time.Hour, 12 * time.Hour}
 	at, n := first, 0

@@ -1,8 +1,9 @@
 // Package sandbox is Paygate's adapter for the bundled sandbox acquirer
-// (decisions section 7; docs/sandbox.md). It talks to the acquirer over HTTP
-// only, through the JSON of package wire, and imports nothing of the
-// acquirer itself (package acquirer), as an adapter for a real acquirer
-// would; it passes the conformance suite (providertest, docs/providers.md).
+// (docs/design/decisions.md section 7; docs/sandbox.md). It talks to the
+// acquirer over HTTP only, through the JSON of package wire, and imports
+// nothing of the acquirer itself (package acquirer), as an adapter for a real
+// acquirer would; it passes the conformance suite (providertest,
+// docs/providers.md).
 package sandbox
 
 import (
@@ -142,7 +143,7 @@ func (a *Adapter) Cancel(ctx context.Context, r provider.CancelRequest) (provide
 }
 
 // Refund implements provider.Payments. The default profile has no refund
-// (decisions 7): Unsupported, and nothing is sent.
+// (docs/design/decisions.md section 7): Unsupported, and nothing is sent.
 func (a *Adapter) Refund(ctx context.Context, r provider.RefundRequest) (provider.PayResult, error) {
 	if err := firstErr(required(r.OperationID, r.ProviderID), a.need(r.Profile, provider.Refund)); err != nil {
 		return provider.PayResult{}, err

@@ -14,8 +14,8 @@ import (
 )
 
 // TestConformance runs the seam's conformance suite against the adapter
-// over real HTTP, for each profile: "default" lacks refund (decisions 7),
-// "refunds" has it.
+// over real HTTP, for each profile: "default" lacks refund
+// (docs/design/decisions.md section 7), "refunds" has it.
 func TestConformance(t *testing.T) {
 	run, err := acquirer.Start(acquirer.Config{APIKey: "sk_test_conformance", MaxHang: 10 * time.Second})
 	require.NoError(t, err)

@@ -22,8 +22,8 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// DefaultTimeout is how long an endpoint has to answer (decisions 6: any
-// 2xx within 15 s is success).
+// DefaultTimeout is how long an endpoint has to answer
+// (docs/design/decisions.md section 6: any 2xx within 15 s is success).
 const DefaultTimeout = 15 * time.Second
 
 // maxExcerpt is how much of an answer's body is kept with the attempt.

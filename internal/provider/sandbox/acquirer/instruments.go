@@ -12,8 +12,9 @@ import (
 	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
 
-// behaviour is what a test instrument does (decisions section 7 and
-// docs/sandbox.md). It is kept on the resource instead of the card number.
+// behaviour is what a test instrument does (docs/design/decisions.md section
+// 7 and docs/sandbox.md). It is kept on the resource instead of the card
+// number.
 type behaviour struct {
 	Challenge  bool   `json:"challenge,omitempty"`  // a 3DS challenge first
 	OTP        bool   `json:"otp,omitempty"`        // a one-time code first (mobile)

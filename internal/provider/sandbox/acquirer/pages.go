@@ -14,9 +14,9 @@ import (
 )
 
 // The pages a payer sees at the sandbox: the issuer's 3DS challenge
-// (decisions 9: a form that posts outcome=approve or outcome=deny) and the
-// sandbox's own checkout. Plain HTML forms, no script, no third-party
-// asset; forms post back to their own URL.
+// (docs/design/decisions.md section 9: a form that posts outcome=approve or
+// outcome=deny) and the sandbox's own checkout. Plain HTML forms, no script,
+// no third-party asset; forms post back to their own URL.
 
 var pageTemplates = template.Must(template.New("pages").Parse(`
 {{define "head"}}<!doctype html>
@@ -89,7 +89,8 @@ func renderMessage(w http.ResponseWriter, status int, l labels, msg string) {
 // outcome is what a page shows of a payment or payout, and where the payer
 // goes when it is over. The ids added to return_url are prefixed: Paygate
 // may pass its merchant's return_url on unchanged, and there payment_id
-// means Paygate's payment (decisions 9), not the sandbox's.
+// means Paygate's payment (docs/design/decisions.md section 9), not the
+// sandbox's.
 type outcome struct {
 	locale, currency, status string
 	amount                   int64
@@ -115,8 +116,9 @@ func (s *Server) outcomeLocked(id string) (outcome, bool) {
 	return outcome{}, false
 }
 
-// finish sends the payer on (decisions 9): 303 to return_url with the
-// outcome in its query, or a result page when there is none.
+// finish sends the payer on (docs/design/decisions.md section 9): 303 to
+// return_url with the outcome in its query, or a result page when there is
+// none.
 func finish(w http.ResponseWriter, r *http.Request, o outcome) {
 	if o.returnURL != "" {
 		if u, err := url.Parse(o.returnURL); err == nil {

@@ -70,7 +70,8 @@ func (s *Server) createPayment(r *http.Request, c *call) answer {
 		return unsupported(need)
 	}
 	if in.method == "mobile" && req.Intent == "authorize" {
-		// Decisions: the operator settles at once and offers no hold.
+		// docs/sandbox.md, "Mobile payments": the operator settles at once
+		// and offers no hold.
 		return errAnswer(http.StatusUnprocessableEntity, "capability_not_supported", "a mobile payment cannot be authorized")
 	}
 	if req.SaveCard && !c.caps.Has(provider.SavedCards) {
@@ -239,7 +240,8 @@ func (s *Server) cancelPayment(r *http.Request, c *call) answer {
 }
 
 // refundPayment gives back all or part of what was taken, on profiles with
-// the refund capability only (decisions 7: the default profile has none).
+// the refund capability only (docs/design/decisions.md section 7: the default
+// profile has none).
 func (s *Server) refundPayment(r *http.Request, c *call) answer {
 	if !c.caps.Has(provider.Refund) {
 		return unsupported(provider.Refund)

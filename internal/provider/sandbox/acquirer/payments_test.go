@@ -231,7 +231,8 @@ func TestLateCard(t *testing.T) {
 }
 
 // The unreadable card: the first answer and two status queries cannot be
-// read; the third query can (decisions 7: manual_review on the way).
+// read; the third query can (docs/design/decisions.md section 7:
+// manual_review on the way).
 func TestUnreadableCard(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

@@ -64,7 +64,7 @@ func (s *Server) createPayout(_ *http.Request, c *call) answer {
 		p.Status, p.DeclineCode = wire.StatusFailed, wire.CodeProcessingError
 	case b.Decline != "" && !b.Challenge:
 		p.Status, p.DeclineCode = wire.StatusDeclined, b.Decline
-	case b.Challenge: // decisions 7: a payout to 4000000000003220 is challenged, saved or not
+	case b.Challenge: // docs/design/decisions.md section 7: a payout to 4000000000003220 is challenged, saved or not
 		p.Status, p.ActionURL = wire.StatusRequiresAction, c.base+"/3ds/"+p.ID
 	default:
 		s.approvePayoutLocked(p, c.key)

@@ -1,5 +1,5 @@
-// Package acquirer is Paygate's bundled sandbox acquirer (decisions section
-// 7): an HTTP server that behaves like a real acquirer (idempotency keys,
+// Package acquirer is Paygate's bundled sandbox acquirer
+// (docs/design/decisions.md section 7): an HTTP server that behaves like a real acquirer (idempotency keys,
 // status inquiries by operation id, 3DS and checkout pages, holds that
 // expire, injected faults) and a ledger of the money it moved. Paygate talks
 // to it through the adapter in the parent package, over HTTP only, as it

@@ -13,7 +13,8 @@ import (
 
 // verification is a card verification (LookUp): a small sum is blocked and
 // the payer reads a code back. In the sandbox the code is the card's last
-// four digits (decisions 7), which is why the masked card is enough to keep.
+// four digits (docs/design/decisions.md section 7), which is why the masked
+// card is enough to keep.
 type verification struct {
 	base
 	OrderID     string        `json:"order_id,omitempty"`
@@ -63,9 +64,10 @@ func (s *Server) createVerification(_ *http.Request, c *call) answer {
 	return out
 }
 
-// verify checks a code. The answer already counts this attempt (decisions
-// 7); the third wrong code ends the verification as failed with
-// authentication_failed, and any end releases the blocked sum.
+// verify checks a code. The answer already counts this attempt
+// (docs/design/decisions.md section 7); the third wrong code ends the
+// verification as failed with authentication_failed, and any end releases
+// the blocked sum.
 func (s *Server) verify(r *http.Request, c *call) answer {
 	v := s.st.Verifications[r.PathValue("id")]
 	if v == nil {

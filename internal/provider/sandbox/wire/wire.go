@@ -55,15 +55,15 @@ const (
 
 // The profiles DefaultProfiles defines.
 const (
-	ProfileDefault = "default" // decisions 7: everything but refund
+	ProfileDefault = "default" // docs/design/decisions.md section 7: everything but refund
 	ProfileRefunds = "refunds" // the same plus refund, to exercise refunds
 )
 
 // DefaultProfiles returns the profile table used when the acquirer's
 // Config.Profiles is nil and the adapter's default: "default" with the
-// capabilities of decisions section 7 plus the hosted page, and "refunds",
-// the same with refund. A fresh map each time, so a caller may change its
-// copy.
+// capabilities of docs/design/decisions.md section 7 plus the hosted page,
+// and "refunds", the same with refund. A fresh map each time, so a caller may
+// change its copy.
 func DefaultProfiles() map[string]provider.Capabilities {
 	base := provider.Capabilities{
 		provider.Charge, provider.Authorize, provider.Capture, provider.Cancel,

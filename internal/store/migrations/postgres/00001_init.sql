@@ -31,8 +31,8 @@ CREATE TABLE key_channels (
     PRIMARY KEY (access_key_id, channel_id)
 );
 
--- A nonce is single-use per key (decisions 1); the rows of the last second
--- also count requests for the per-key rate limit.
+-- A nonce is single-use per key (docs/design/decisions.md section 1); the
+-- rows of the last second also count requests for the per-key rate limit.
 CREATE TABLE nonces (
     access_key_id TEXT NOT NULL,
     nonce         TEXT NOT NULL,

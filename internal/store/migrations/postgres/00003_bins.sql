@@ -1,6 +1,6 @@
 -- +goose Up
--- The versioned BIN base (client API endpoint 17; dependencies.md, BIN
--- data). A version is one imported file, or the default built into the
+-- The versioned BIN base (getCardInformation (GET /cards/information);
+-- docs/design/dependencies.md, BIN data). A version is one imported file, or the default built into the
 -- binary; its entries are never changed after import. bin_active holds one
 -- row naming the version that answers, so exactly one version is active and
 -- switching is a single upsert.

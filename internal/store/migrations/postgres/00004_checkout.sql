@@ -1,6 +1,7 @@
 -- +goose Up
 -- When the payer ticked the separate consent box of a subscription
--- (decisions 5; the terms' disclosure_version is in payments.subscription).
+-- (docs/design/decisions.md section 5; the terms' disclosure_version is in
+-- payments.subscription).
 ALTER TABLE payments ADD COLUMN consent_at BIGINT;
 
 -- +goose Down

@@ -1,6 +1,6 @@
 -- +goose Up
 -- Every status change of a resource, written in the change's transaction
--- (decisions 6). body is the event exactly as delivered.
+-- (docs/design/decisions.md section 6). body is the event exactly as delivered.
 CREATE TABLE events (
     id            TEXT PRIMARY KEY,
     access_key_id TEXT NOT NULL,

@@ -1,8 +1,9 @@
 -- +goose Up
--- A merchant's webhook endpoints, per access key (decisions 6). The signing
--- secret is sealed (AAD: the endpoint id). During a rotation the previous
--- secret keeps signing beside the new one until previous_secret_until.
--- Removal keeps the row (deleted_at), so past deliveries still name it.
+-- A merchant's webhook endpoints, per access key (docs/design/decisions.md
+-- section 6). The signing secret is sealed (AAD: the endpoint id). During a
+-- rotation the previous secret keeps signing beside the new one until
+-- previous_secret_until. Removal keeps the row (deleted_at), so past
+-- deliveries still name it.
 CREATE TABLE webhook_endpoints (
     id                     TEXT PRIMARY KEY,
     access_key_id          TEXT NOT NULL REFERENCES access_keys (id),
