@@ -66,7 +66,7 @@ Database flags (serve, migrate, keys, channels, bins, webhooks): --data-dir, --d
 --environment, --master-key-file; run "paygate serve -h" for all of them.
 `
 
-// run is the whole program (style.md: main only calls run).
+// run is the whole program (docs/design/style.md: main only calls run).
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

@@ -14,11 +14,11 @@ import (
 	"testing"
 )
 
-// The dependency direction of style.md ("The shape we want"): cmd wires
-// everything; server knows services, not SQL; domain packages import
+// The dependency direction of docs/design/style.md ("The shape we want"): cmd
+// wires everything; server knows services, not SQL; domain packages import
 // neither net/http nor database/sql; provider adapters know nothing of the
-// store or the server. Paths are relative to the module; a rule naming
-// "x" also covers "x/...".
+// store or the server. Paths are relative to the module; a rule naming "x"
+// also covers "x/...".
 
 // edge lists the packages that speak HTTP by design. Every other package
 // under internal/ that is not in persistence is a domain package, so a new

@@ -4,9 +4,9 @@
 // section 8: "A masked card shows at most the first six and the last four
 // digits").
 //
-// It is written here on purpose (dependencies.md: no well-kept library
-// exists). The functions expect a number of ASCII digits only, as the API
-// validates it, and answer false or "" for anything else; only Mask first
+// It is written here on purpose (docs/design/dependencies.md: no well-kept
+// library exists). The functions expect a number of ASCII digits only, as the
+// API validates it, and answer false or "" for anything else; only Mask first
 // drops separators, so that whatever it is given comes out masked. None of
 // them logs or keeps its input.
 package card

@@ -23,11 +23,11 @@ type prefixRange struct {
 	scheme string
 }
 
-// schemes is the scheme table, as data (dependencies.md: written here on
-// purpose). When rows overlap, the longest prefix wins: 6011 is Discover
-// although 60 is nothing, 2221–2720 is Mastercard beside Mir's 2200–2204.
-// The published ranges of each scheme; co-branded and regional ranges are
-// the BIN base's job (internal/cardinfo), not this table's.
+// schemes is the scheme table, as data (docs/design/dependencies.md: written
+// here on purpose). When rows overlap, the longest prefix wins: 6011 is
+// Discover although 60 is nothing, 2221–2720 is Mastercard beside Mir's
+// 2200–2204. The published ranges of each scheme; co-branded and regional
+// ranges are the BIN base's job (internal/cardinfo), not this table's.
 var schemes = []prefixRange{
 	{"4", "4", Visa},
 	{"51", "55", Mastercard},

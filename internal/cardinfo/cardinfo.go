@@ -1,13 +1,14 @@
 // Package cardinfo is the BIN base: what Paygate knows of a card from the
-// first 6 or 8 digits of its number (the OpenAPI document: schema
-// CardInformation, getCardInformation (GET /cards/information)). The base is versioned: each imported file is a
-// version, exactly one version is active, and the active one answers both
+// first 6 or 8 digits of its number (OpenAPI schema CardInformation,
+// getCardInformation (GET /cards/information)). The base is versioned: each
+// imported file is a version, exactly one version is active, and the active one answers both
 // the lookup endpoint and the classification of a card at payment time, so
 // the two always agree.
 //
-// No freely licensed BIN file exists (dependencies.md, BIN data): the
-// default version, built into the binary, holds the public scheme ranges and
-// the sandbox's test BINs, and is meant to be replaced by a licensed file.
+// No freely licensed BIN file exists (docs/design/dependencies.md, BIN data):
+// the default version, built into the binary, holds the public scheme ranges
+// and the sandbox's test BINs, and is meant to be replaced by a licensed
+// file.
 package cardinfo
 
 import (

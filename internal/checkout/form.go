@@ -115,7 +115,7 @@ func (pg *Pages) readCheckoutForm(r *http.Request, cs *checkoutSession) (payment
 }
 
 // deviceSnapshot keeps what the page's script gathered when it is a valid
-// DeviceSnapshot (client API), and nothing otherwise: the snapshot helps
+// DeviceSnapshot (OpenAPI schema), and nothing otherwise: the snapshot helps
 // the issuer, and a payment never fails for the lack of one.
 func (pg *Pages) deviceSnapshot(raw string) []byte {
 	if raw == "" {

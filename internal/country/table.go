@@ -1,9 +1,9 @@
 package country
 
 // numeric maps each current ISO 3166-1 alpha-2 code to its numeric-3 code,
-// 249 rows, sorted by alpha-2. Written by hand (dependencies.md: no
+// 249 rows, sorted by alpha-2. Written by hand (docs/design/dependencies.md: no
 // well-kept library exists); providers want the numeric code for a billing
-// address (client API, billing_address.country). Checked row by row
+// address (OpenAPI schema BillingAddress, country). Checked row by row
 // against Debian's iso-codes 4.15.0 when written. Kosovo's XK is not an ISO
 // 3166-1 code and is not here.
 var numeric = map[string]string{

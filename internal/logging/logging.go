@@ -1,9 +1,9 @@
 // Package logging builds Paygate's logger: JSON lines through log/slog
-// (dependencies.md) with card data and secrets taken out before a line is
-// written. docs/design/decisions.md section 8 says card numbers, CVV, wallet
-// payloads, phone numbers and codes never appear in a log, and section 1 says
-// the same of secrets; this is the last line of defence behind the rule that
-// such values are never logged in the first place.
+// (docs/design/dependencies.md) with card data and secrets taken out before a
+// line is written. docs/design/decisions.md section 8 says card numbers, CVV,
+// wallet payloads, phone numbers and codes never appear in a log, and section
+// 1 says the same of secrets; this is the last line of defence behind the
+// rule that such values are never logged in the first place.
 package logging
 
 import (

@@ -30,7 +30,7 @@ type Key struct {
 // Active reports whether the key may still sign requests.
 func (k Key) Active() bool { return k.RevokedAt == nil }
 
-// Checkout modes of a channel (client API, PaymentChannel).
+// Checkout modes of a channel (OpenAPI schema PaymentChannel).
 const (
 	CheckoutPlatform         = "platform"
 	CheckoutProviderRedirect = "provider_redirect"

@@ -1,10 +1,12 @@
 // Package money answers the questions Paygate asks about currencies: is a
 // code a current ISO 4217 currency, how many minor units it has, and how an
 // amount reads on a payer's page. Amounts are int64 minor units everywhere
-// (style.md: never a float), so formatting is integer arithmetic only.
+// (docs/design/style.md: never a float), so formatting is integer arithmetic
+// only.
 //
-// The data comes from github.com/bojanz/currency (dependencies.md: ISO 4217
-// minor units, where golang.org/x/text gives CLDR cash rounding instead).
+// The data comes from github.com/bojanz/currency
+// (docs/design/dependencies.md: ISO 4217 minor units, where golang.org/x/text
+// gives CLDR cash rounding instead).
 package money
 
 import (

@@ -12,7 +12,7 @@ type RunArgs struct {
 	OperationID string `json:"operation_id"`
 }
 
-// Kind names the job (dotted, style.md).
+// Kind names the job (dotted, docs/design/style.md).
 func (RunArgs) Kind() string { return "operation.run" }
 
 // InsertOpts: money must not be dropped, so many attempts.

@@ -12,7 +12,7 @@ type ExpireSessionArgs struct {
 	PaymentID string `json:"payment_id"`
 }
 
-// Kind names the job (dotted, style.md).
+// Kind names the job (dotted, docs/design/style.md).
 func (ExpireSessionArgs) Kind() string { return "payment.expire_session" }
 
 // ExpireSessionWorker expires sessions not paid by expires_at

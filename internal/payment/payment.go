@@ -11,7 +11,7 @@ const (
 	KindDirect = "direct"
 )
 
-// Operation modes (client API, DirectPayment).
+// Operation modes (OpenAPI schema DirectPayment).
 const (
 	ModeCharge    = "charge"
 	ModeAuthorize = "authorize"
@@ -75,7 +75,8 @@ type BankReference struct {
 	Name      string `json:"name,omitempty"`
 }
 
-// SubscriptionTerms are the recurring terms a payer agrees to (client API).
+// SubscriptionTerms are the recurring terms a payer agrees to (OpenAPI schema
+// SubscriptionTerms).
 type SubscriptionTerms struct {
 	IntervalUnit      string    `json:"interval_unit"`
 	IntervalCount     int       `json:"interval_count"`

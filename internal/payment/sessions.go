@@ -21,8 +21,8 @@ import (
 // 1800 s).
 const DefaultSessionLifetime = 1800 * time.Second
 
-// NewSession is a validated request to open a hosted session (client API
-// CreatePayment).
+// NewSession is a validated request to open a hosted session (OpenAPI
+// schema CreatePayment).
 type NewSession struct {
 	OrderID           string
 	AmountMinor       int64

@@ -1,6 +1,6 @@
 // Package provider is the seam between Paygate and acquirers: one request
 // and one result type per operation, capabilities declared as data, and a
-// small error vocabulary that drives retries (style.md, after
+// small error vocabulary that drives retries (docs/design/style.md, after
 // formancehq/payments). An acquirer is one folder beside sandbox/; nothing
 // else changes to add one.
 //

@@ -16,7 +16,7 @@ import (
 
 // TestDeviceAndPayerIP: accept_header and user_agent come from the request's
 // own headers, whatever the body says; X-Forwarded-For counts only from a
-// trusted proxy (client API, DeviceSnapshot).
+// trusted proxy (OpenAPI schema DeviceSnapshot).
 func TestDeviceAndPayerIP(t *testing.T) {
 	db := storetest.Databases(t)[0]
 	body := cardBody("4242424242424242", `,"device":{"user_agent":"spoofed","accept_header":"spoofed","screen_width":390,"languages":["en-GB"]}`)

@@ -62,7 +62,7 @@ func statusOf(c fault.Code) int {
 	return http.StatusInternalServerError
 }
 
-// envelope is the client API's ErrorEnvelope.
+// envelope is the OpenAPI schema ErrorEnvelope.
 type envelope struct {
 	Error envelopeError `json:"error"`
 }

@@ -1,7 +1,7 @@
 // Package store keeps Paygate's state in PostgreSQL or SQLite. One SQL text
-// serves both (dependencies.md: modernc's SQLite takes $N placeholders,
-// ON CONFLICT and RETURNING); where they differ, the Dialect decides. Times
-// are stored as Unix microseconds (UTC).
+// serves both (docs/design/dependencies.md: modernc's SQLite takes $N
+// placeholders, ON CONFLICT and RETURNING); where they differ, the Dialect
+// decides. Times are stored as Unix microseconds (UTC).
 //
 // SQLite runs on one connection (River's advice): never use the Store while
 // holding a Tx in the same goroutine, pass the Tx.
@@ -110,7 +110,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		db = sql.OpenDB(connector)
 		// One connection: SQLite writes one at a time, and River's SQLite
-		// driver asks for it (dependencies.md).
+		// driver asks for it (docs/design/dependencies.md).
 		db.SetMaxOpenConns(1)
 		db.SetConnMaxIdleTime(0)
 		db.SetConnMaxLifetime(0)

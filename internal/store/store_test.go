@@ -17,8 +17,8 @@ import (
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
-// TestConformance runs the same store suite on every database (style.md:
-// one conformance suite, both drivers).
+// TestConformance runs the same store suite on every database
+// (docs/design/style.md: one conformance suite, both drivers).
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	for _, db := range storetest.Databases(t) {

@@ -4,11 +4,11 @@
 // payloads, phone numbers and codes while they wait for the provider.
 //
 // It is envelope encryption with the standard library only
-// (dependencies.md): each record gets its own random AES-256 data key, the
-// record is sealed with it (AES-256-GCM with random nonces), and the data key
-// is wrapped by a master key that has an id. Old master keys stay in the
-// Keyring, so records sealed before a rotation still open, and Rewrap moves a
-// record to the new key without touching its ciphertext.
+// (docs/design/dependencies.md): each record gets its own random AES-256 data
+// key, the record is sealed with it (AES-256-GCM with random nonces), and the
+// data key is wrapped by a master key that has an id. Old master keys stay in
+// the Keyring, so records sealed before a rotation still open, and Rewrap
+// moves a record to the new key without touching its ciphertext.
 //
 // No error of this package carries key material or plaintext.
 package vault

@@ -1,11 +1,11 @@
 // Package providertest is the conformance suite every acquirer adapter must
-// pass, as River's riverdrivertest is for its database drivers (style.md).
-// Run checks the seam's contract (internal/provider, docs/providers.md) for
-// the core interface and for whichever optional interfaces the adapter
-// implements: an operation id sent twice is one operation with one result,
-// Status of an unknown operation is NotFound, a decline is a result and not
-// an error, a missing capability is Unsupported and sends nothing, and no
-// result or error ever carries card data.
+// pass, as River's riverdrivertest is for its database drivers
+// (docs/design/style.md). Run checks the seam's contract (internal/provider,
+// docs/providers.md) for the core interface and for whichever optional
+// interfaces the adapter implements: an operation id sent twice is one
+// operation with one result, Status of an unknown operation is NotFound, a
+// decline is a result and not an error, a missing capability is Unsupported
+// and sends nothing, and no result or error ever carries card data.
 //
 // The suite talks to whatever the adapter talks to: the bundled sandbox in
 // Paygate's own tests, an acquirer's sandbox for a real adapter, which

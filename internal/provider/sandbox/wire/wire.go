@@ -2,7 +2,7 @@
 // one thing the acquirer (package acquirer) and Paygate's adapter (package
 // sandbox) share: request and answer bodies, the ledger's entries and the
 // profile table. Requests carry card data; answers have no field that could
-// hold it (style.md: write-only is a property of the types).
+// hold it (docs/design/style.md: write-only is a property of the types).
 package wire
 
 import (
