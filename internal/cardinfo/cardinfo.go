@@ -1,9 +1,9 @@
 // Package cardinfo is the BIN base: what Paygate knows of a card from the
 // first 6 or 8 digits of its number (OpenAPI schema CardInformation,
 // getCardInformation (GET /cards/information)). The base is versioned: each
-// imported file is a version, exactly one version is active, and the active one answers both
-// the lookup endpoint and the classification of a card at payment time, so
-// the two always agree.
+// imported file is a version, exactly one version is active, and the active
+// one answers both the lookup endpoint and the classification of a card at
+// payment time, so the two always agree.
 //
 // No freely licensed BIN file exists (docs/design/dependencies.md, BIN data):
 // the default version, built into the binary, holds the public scheme ranges
