@@ -7,6 +7,7 @@ import (
 
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/savedcard"
 )
 
 // operationColumns reads an operation. resource_id is NULL in rows an
@@ -86,7 +87,7 @@ func (q Queries) DeleteOperationSecret(ctx context.Context, operationID string) 
 }
 
 // CreateSavedCard stores a saved card.
-func (q Queries) CreateSavedCard(ctx context.Context, c *payment.SavedCard) error {
+func (q Queries) CreateSavedCard(ctx context.Context, c *savedcard.Card) error {
 	_, err := q.q.ExecContext(ctx, `INSERT INTO saved_cards (id, access_key_id, customer_reference, provider,
 		token_sealed, masked_card, scheme, exp_month, exp_year, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		c.ID, c.AccessKeyID, c.CustomerReference, c.Provider, c.TokenSealed, c.MaskedCard, c.Scheme, c.ExpMonth, c.ExpYear,
@@ -96,9 +97,9 @@ func (q Queries) CreateSavedCard(ctx context.Context, c *payment.SavedCard) erro
 
 const savedCardColumns = `id, access_key_id, customer_reference, provider, token_sealed, masked_card, scheme, exp_month, exp_year, created_at`
 
-func scanSavedCard(row interface{ Scan(...any) error }) (*payment.SavedCard, error) {
+func scanSavedCard(row interface{ Scan(...any) error }) (*savedcard.Card, error) {
 	var (
-		c       payment.SavedCard
+		c       savedcard.Card
 		created int64
 	)
 	err := row.Scan(&c.ID, &c.AccessKeyID, &c.CustomerReference, &c.Provider, &c.TokenSealed, &c.MaskedCard, &c.Scheme,
@@ -111,20 +112,20 @@ func scanSavedCard(row interface{ Scan(...any) error }) (*payment.SavedCard, err
 }
 
 // FindSavedCardForKey finds a key's saved card; another key's is ErrNotFound.
-func (q Queries) FindSavedCardForKey(ctx context.Context, keyID, id string) (*payment.SavedCard, error) {
+func (q Queries) FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error) {
 	return scanSavedCard(q.q.QueryRowContext(ctx, `SELECT `+savedCardColumns+` FROM saved_cards
 		WHERE id = $1 AND access_key_id = $2`, id, keyID))
 }
 
 // ListSavedCards lists a payer's saved cards, newest first.
-func (q Queries) ListSavedCards(ctx context.Context, keyID, customerRef string) ([]payment.SavedCard, error) {
+func (q Queries) ListSavedCards(ctx context.Context, keyID, customerRef string) ([]savedcard.Card, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+savedCardColumns+` FROM saved_cards
 		WHERE access_key_id = $1 AND customer_reference = $2 ORDER BY created_at DESC, id DESC`, keyID, customerRef)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []payment.SavedCard{}
+	out := []savedcard.Card{}
 	for rows.Next() {
 		c, err := scanSavedCard(rows)
 		if err != nil {
