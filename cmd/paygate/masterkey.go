@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -21,7 +22,7 @@ var aadOf = map[string]func(key string) []byte{
 	"access_keys":       merchant.SecretAAD,
 	"payments":          payment.CustomerAAD,
 	"operation_secrets": operation.AAD,
-	"saved_cards":       payment.SavedCardAAD,
+	"saved_cards":       savedcard.AAD,
 	"webhook_endpoints": webhook.SecretAAD,
 }
 

@@ -93,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer closeProviders()
 	a.payments.Providers = registry
 
-	metrics := server.NewMetrics(a.store.DB())
+	metrics := server.NewMetrics(a.store.Collectors()...)
 	metrics.ObserveBatches(a.store.BatchStats)
 	workerSet := river.NewWorkers()
 	ops, eng := engines(a.store, a.payments, a, 2*time.Second)

@@ -96,9 +96,7 @@ var rules = []rule{
 // list only shrinks.
 type exception struct{ pkg, imp, why string }
 
-var exceptions = []exception{
-	{"internal/server", "database/sql", "metrics.go: NewMetrics takes the *sql.DB for the pool's stats and counts River's jobs with its own SELECT; both belong in the store (or cmd)"},
-}
+var exceptions = []exception{}
 
 func TestDependencyDirection(t *testing.T) {
 	root := moduleRoot(t)

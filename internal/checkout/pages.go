@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/forwarded"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -49,9 +50,9 @@ type Payments interface {
 	Confirm(ctx context.Context, tx payment.OperationTx, p *payment.Payment, code string) (*payment.Payment, error)
 	Customer(p *payment.Payment) (*payment.Customer, error)
 	SavedCards(ctx context.Context, tx interface {
-		ListSavedCards(ctx context.Context, keyID, customerRef string) ([]payment.SavedCard, error)
+		ListSavedCards(ctx context.Context, keyID, customerRef string) ([]savedcard.Card, error)
 		FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	}, p *payment.Payment) ([]payment.SavedCard, error)
+	}, p *payment.Payment) ([]savedcard.Card, error)
 }
 
 // Engine opens the provider's own page of a provider_redirect session;

@@ -11,6 +11,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -20,7 +21,7 @@ type checkoutSession struct {
 	p        *payment.Payment
 	channel  merchant.Channel
 	customer *payment.Customer // what the merchant sent (and the payer typed before)
-	saved    []payment.SavedCard
+	saved    []savedcard.Card
 }
 
 func (pg *Pages) loadCheckout(ctx context.Context, tx *store.Tx, p *payment.Payment) (*checkoutSession, error) {

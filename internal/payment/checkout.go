@@ -11,13 +11,14 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/savedcard"
 )
 
 // CheckoutTx is what the hosted page needs inside its transaction.
 type CheckoutTx interface {
 	OperationTx
 	FindSessionByID(ctx context.Context, sessionID string) (*Payment, error)
-	FindSavedCardForKey(ctx context.Context, keyID, id string) (*SavedCard, error)
+	FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 	FindKeyByID(ctx context.Context, id string) (merchant.Key, error)
 }
 
@@ -25,9 +26,8 @@ type CheckoutTx interface {
 var ErrNoSession = errors.New("no such checkout session")
 
 // OpenCheckout is the payer opening checkout_url: a created session moves to
-// awaiting_payment_data (docs/design/decisions.md section 4). The payment is
-// returned as it is now; an expired or finished one is the caller's to show,
-// never the form.
+// awaiting_payment_data (decisions 4). The payment is returned as it is now;
+// an expired or finished one is the caller's to show, never the form.
 func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
 	p, err := tx.FindSessionByID(ctx, sessionID)
 	if err != nil {
@@ -46,9 +46,8 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	return p, nil
 }
 
-// CheckoutForm is what the payer submitted on the hosted page
-// (docs/design/decisions.md section 9 field names). Empty strings are fields
-// the page did not ask for.
+// CheckoutForm is what the payer submitted on the hosted page (decisions 9
+// field names). Empty strings are fields the page did not ask for.
 type CheckoutForm struct {
 	Method                           string
 	Number, CVV, Cardholder          string
@@ -114,7 +113,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if p.Subscription != nil && p.Subscription.Consent != nil && *p.Subscription.Consent && !f.Consent {
 		return fault.OnField(fault.ValidationError, "consent", "tick the box to agree to the recurring payments")
 	}
-	var saved *SavedCard
+	var saved *savedcard.Card
 	switch {
 	case f.SavedCardID != "":
 		in.Method = MethodCard
@@ -174,12 +173,12 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 }
 
 // SavedCards lists the cards a session's payer may pay with: theirs, saved
-// with this key and with the session's provider (docs/design/decisions.md
-// section 5).
+// with this key and with the session's provider, not expired
+// (savedcard.Offer; docs/design/decisions.md section 5).
 func (s *Service) SavedCards(ctx context.Context, tx interface {
-	ListSavedCards(ctx context.Context, keyID, customerRef string) ([]SavedCard, error)
+	ListSavedCards(ctx context.Context, keyID, customerRef string) ([]savedcard.Card, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-}, p *Payment) ([]SavedCard, error) {
+}, p *Payment) ([]savedcard.Card, error) {
 	if p.CustomerReference == "" {
 		return nil, nil
 	}
@@ -191,22 +190,20 @@ func (s *Service) SavedCards(ctx context.Context, tx interface {
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	var out []SavedCard
-	for _, c := range all {
-		expired := c.ExpYear < now.Year() || (c.ExpYear == now.Year() && c.ExpMonth < int(now.Month()))
-		if c.Provider == ch.Provider && !expired {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return savedcard.Offer(all, ch.Provider, s.Now()), nil
 }
 
-func (s *Service) savedCardFor(ctx context.Context, tx CheckoutTx, p *Payment, id string) (*SavedCard, error) {
+// savedCardFor is the saved card the payer chose, if they may pay with it
+// here (savedcard.Usable). A card or channel that cannot be read answers as
+// a card not found.
+func (s *Service) savedCardFor(ctx context.Context, tx CheckoutTx, p *Payment, id string) (*savedcard.Card, error) {
 	c, err := tx.FindSavedCardForKey(ctx, p.AccessKeyID, id)
 	ch, chErr := tx.FindChannelByID(ctx, p.ChannelID)
-	if err != nil || chErr != nil || c.CustomerReference != p.CustomerReference || c.Provider != ch.Provider {
-		return nil, fault.OnField(fault.SavedCardNotFound, "saved_card_id", "this saved card cannot be used here")
+	if err != nil || chErr != nil {
+		c = nil
+	}
+	if err := savedcard.Usable(c, p.AccessKeyID, p.CustomerReference, ch.Provider); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 )
 
 // ErrConflict: the payment changed since it was read (compare-and-set lost).
@@ -21,7 +22,7 @@ var ErrConflict = errors.New("payment changed concurrently")
 type EngineStore interface {
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	FindSavedCardForKey(ctx context.Context, keyID, id string) (*SavedCard, error)
+	FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 }
 
 // EngineTx is what recording a payment's outcome writes, in the operation
@@ -30,7 +31,7 @@ type EngineTx interface {
 	operation.Tx
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
 	WriteTx
-	CreateSavedCard(ctx context.Context, c *SavedCard) error
+	CreateSavedCard(ctx context.Context, c *savedcard.Card) error
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
@@ -145,11 +146,11 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 			if err != nil {
 				return provider.PayResult{}, err
 			}
-			tok, err := c.e.Service.Sealer.Open(sc.TokenSealed, SavedCardAAD(sc.ID))
+			tok, err := savedcard.Token(c.e.Service.Sealer, sc)
 			if err != nil {
 				return provider.PayResult{}, err
 			}
-			req.Instrument.SavedToken, req.SaveCard = string(tok), false
+			req.Instrument.SavedToken, req.SaveCard = tok, false
 		}
 		return prov.Pay(ctx, req)
 	case OpConfirm:

@@ -27,20 +27,6 @@ const (
 // idempotency key the provider sees.
 type Operation = operation.Operation
 
-// SavedCard is a provider's card token kept for a payer
-// (docs/design/decisions.md section 5).
-type SavedCard struct {
-	ID                string
-	AccessKeyID       string
-	CustomerReference string
-	Provider          string
-	TokenSealed       []byte
-	MaskedCard        string
-	Scheme            string
-	ExpMonth, ExpYear int
-	CreatedAt         time.Time
-}
-
 // Refund is a refund of a payment.
 type Refund struct {
 	ID          string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 )
 
 // declineMessages are payer-safe texts for decline codes, written by
@@ -163,9 +164,6 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 	return "", nil // a failed capture, cancel or refund leaves the payment as it was
 }
 
-// SavedCardAAD binds a saved card's sealed token to the card.
-func SavedCardAAD(id string) []byte { return []byte("saved_card_token:" + id) }
-
 // saveCard keeps the provider's card token after a successful payment that
 // asked for it (docs/design/decisions.md section 5) and sets p.SavedCardID;
 // the caller writes p. It runs inside the outcome's transaction: it must not
@@ -175,11 +173,10 @@ func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string,
 		(p.Status != Succeeded && p.Status != Authorized) {
 		return nil
 	}
-	var err error
-	c := &SavedCard{ID: e.Service.NewID(), AccessKeyID: p.AccessKeyID, CustomerReference: p.CustomerReference,
-		Provider: providerName, MaskedCard: p.MaskedCard, Scheme: p.CardScheme, ExpMonth: res.CardExpMonth,
-		ExpYear: res.CardExpYear, CreatedAt: now}
-	if c.TokenSealed, err = e.Service.Sealer.Seal([]byte(res.CardToken), SavedCardAAD(c.ID)); err != nil {
+	c, err := savedcard.New(e.Service.Sealer, savedcard.Card{ID: e.Service.NewID(), AccessKeyID: p.AccessKeyID,
+		CustomerReference: p.CustomerReference, Provider: providerName, MaskedCard: p.MaskedCard, Scheme: p.CardScheme,
+		ExpMonth: res.CardExpMonth, ExpYear: res.CardExpYear, CreatedAt: now}, res.CardToken)
+	if err != nil {
 		return err
 	}
 	if err := tx.CreateSavedCard(ctx, c); err != nil {

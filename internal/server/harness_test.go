@@ -149,7 +149,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		})
 	}
 
-	metrics := server.NewMetrics(s.DB())
+	metrics := server.NewMetrics(s.Collectors()...)
 	metrics.ObserveBatches(s.BatchStats)
 	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -23,9 +21,9 @@ type Metrics struct {
 	Jobs *prometheus.CounterVec
 }
 
-// NewMetrics registers the metrics. db, when given, is polled at scrape
-// time for the number of River jobs in each state.
-func NewMetrics(db *sql.DB) *Metrics {
+// NewMetrics registers the metrics, with the collectors of other parts
+// (the store's pool and job counts: store.Collectors).
+func NewMetrics(more ...prometheus.Collector) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,11 +39,7 @@ func NewMetrics(db *sql.DB) *Metrics {
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.Jobs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if db != nil {
-		m.Registry.MustRegister(collectors.NewDBStatsCollector(db, "paygate"))
-		m.Registry.MustRegister(&jobStates{db: db, desc: prometheus.NewDesc("paygate_jobs",
-			"River jobs by state, read from the database at scrape time.", []string{"state"}, nil)})
-	}
+	m.Registry.MustRegister(more...)
 	return m
 }
 
@@ -67,34 +61,4 @@ func (m *Metrics) observeRequest(route string, status int, d time.Duration) {
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
-}
-
-// jobStates counts River jobs by state when scraped.
-type jobStates struct {
-	db   *sql.DB
-	desc *prometheus.Desc
-}
-
-func (j *jobStates) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
-
-func (j *jobStates) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rows, err := j.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(j.desc, err)
-		return
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			state string
-			n     float64
-		)
-		if err := rows.Scan(&state, &n); err != nil {
-			ch <- prometheus.NewInvalidMetric(j.desc, err)
-			return
-		}
-		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, n, state)
-	}
 }
