@@ -26,8 +26,9 @@ type CheckoutTx interface {
 var ErrNoSession = errors.New("no such checkout session")
 
 // OpenCheckout is the payer opening checkout_url: a created session moves to
-// awaiting_payment_data (decisions 4). The payment is returned as it is now;
-// an expired or finished one is the caller's to show, never the form.
+// awaiting_payment_data (docs/design/decisions.md section 4). The payment is
+// returned as it is now; an expired or finished one is the caller's to show,
+// never the form.
 func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
 	p, err := tx.FindSessionByID(ctx, sessionID)
 	if err != nil {
@@ -46,8 +47,9 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	return p, nil
 }
 
-// CheckoutForm is what the payer submitted on the hosted page (decisions 9
-// field names). Empty strings are fields the page did not ask for.
+// CheckoutForm is what the payer submitted on the hosted page
+// (docs/design/decisions.md section 9 field names). Empty strings are fields
+// the page did not ask for.
 type CheckoutForm struct {
 	Method                           string
 	Number, CVV, Cardholder          string
