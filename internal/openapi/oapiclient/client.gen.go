@@ -1075,7 +1075,7 @@ type ErrorEnvelope struct {
 	} `json:"error"`
 }
 
-// Event An event (decisions 6), exactly as POSTed to endpoints:
+// Event An event (docs/webhooks.md), exactly as POSTed to endpoints:
 // `{"id", "type", "created_at", "data": {"object"}}`, where `object` is
 // the resource as `GET` returned it at the change.
 type Event struct {
@@ -2526,7 +2526,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Add a webhook endpoint (extension)
 	//
-	// Paygate extension (decisions 6): an endpoint of the calling key that
+	// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 	// receives its events, signed per Standard Webhooks. The answer carries
 	// the signing `secret` (`whsec_…`); it is shown this once and kept only
 	// encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -2547,7 +2547,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Add a webhook endpoint (extension)
 	//
-	// Paygate extension (decisions 6): an endpoint of the calling key that
+	// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 	// receives its events, signed per Standard Webhooks. The answer carries
 	// the signing `secret` (`whsec_…`); it is shown this once and kept only
 	// encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -3434,7 +3434,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, reqEditors ...Request
 
 // CreateWebhookEndpointWithBody Add a webhook endpoint (extension)
 //
-// Paygate extension (decisions 6): an endpoint of the calling key that
+// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 // receives its events, signed per Standard Webhooks. The answer carries
 // the signing `secret` (`whsec_…`); it is shown this once and kept only
 // encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -3465,7 +3465,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 
 // CreateWebhookEndpoint Add a webhook endpoint (extension)
 //
-// Paygate extension (decisions 6): an endpoint of the calling key that
+// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 // receives its events, signed per Standard Webhooks. The answer carries
 // the signing `secret` (`whsec_…`); it is shown this once and kept only
 // encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -5575,7 +5575,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint (extension)
 	//
-	// Paygate extension (decisions 6): an endpoint of the calling key that
+	// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 	// receives its events, signed per Standard Webhooks. The answer carries
 	// the signing `secret` (`whsec_…`); it is shown this once and kept only
 	// encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -5596,7 +5596,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Add a webhook endpoint (extension)
 	//
-	// Paygate extension (decisions 6): an endpoint of the calling key that
+	// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 	// receives its events, signed per Standard Webhooks. The answer carries
 	// the signing `secret` (`whsec_…`); it is shown this once and kept only
 	// encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -11359,7 +11359,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint (extension)
 //
-// Paygate extension (decisions 6): an endpoint of the calling key that
+// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 // receives its events, signed per Standard Webhooks. The answer carries
 // the signing `secret` (`whsec_…`); it is shown this once and kept only
 // encrypted. Without `event_types` (or with an empty list) the endpoint
@@ -11386,7 +11386,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Add a webhook endpoint (extension)
 //
-// Paygate extension (decisions 6): an endpoint of the calling key that
+// Paygate extension (docs/webhooks.md): an endpoint of the calling key that
 // receives its events, signed per Standard Webhooks. The answer carries
 // the signing `secret` (`whsec_…`); it is shown this once and kept only
 // encrypted. Without `event_types` (or with an empty list) the endpoint
