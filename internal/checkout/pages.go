@@ -86,8 +86,9 @@ type Deps struct {
 	// the log.
 	RequestID func(context.Context) string
 	// StatusOf is the API's one code → HTTP status table
-	// (docs/design/decisions.md section 3): a refusal the API would answer with a 4xx is the payer's
-	// to fix on the form; any other is an error page.
+	// (docs/design/decisions.md section 3): a refusal the API would answer
+	// with a 4xx is the payer's to fix on the form; any other is an error
+	// page.
 	StatusOf func(fault.Code) int
 }
 

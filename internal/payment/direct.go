@@ -25,7 +25,8 @@ const (
 	MethodMobile     = "mobile"
 )
 
-// NewDirect is a validated direct payment request (OpenAPI schema DirectPayment).
+// NewDirect is a validated direct payment request (OpenAPI schema
+// DirectPayment).
 type NewDirect struct {
 	NewSession
 	OperationMode string // charge (default) or authorize
@@ -35,7 +36,8 @@ type NewDirect struct {
 	PayloadMode   string // token (default) or direct
 	Phone         string // as sent; Check normalises it
 	Device        json.RawMessage
-	// From the HTTP request itself, not the body (OpenAPI schema DeviceSnapshot).
+	// From the HTTP request itself, not the body (OpenAPI schema
+	// DeviceSnapshot).
 	AcceptHeader, UserAgent, PayerIP string
 	// Scheme of the card, from the BIN base when it covers the card
 	// (CreateDirect sets it), else from the scheme table.

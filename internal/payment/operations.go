@@ -26,8 +26,9 @@ func invalidState(p *Payment, op string) *fault.Error {
 
 // Confirm queues the confirmation of a requires_action payment
 // (confirmPayment (POST /payments/{id}/confirm)): with code, a one-time
-// code; without, a question for the outcome of a 3DS or redirect step (docs/design/decisions.md section 4). The payment answers
-// processing meanwhile.
+// code; without, a question for the outcome of a 3DS or redirect step
+// (docs/design/decisions.md section 4). The payment answers processing
+// meanwhile.
 func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code string) (*Payment, error) {
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")

@@ -68,11 +68,11 @@ func findPayment(ctx context.Context, find func(ctx context.Context, keyID, id s
 // /payments/{id}/confirm), capturePayment (POST /payments/{id}/capture),
 // cancelPayment (POST /payments/{id}/cancel) and refundPayment (POST
 // /payments/{id}/refunds): lock the payment in the request's transaction,
-// then let fn check its status and open operations and queue the work. The lock makes the check and the
-// queueing one step: of concurrent captures, cancels or refunds (from any
-// number of processes) each sees what the one before it queued, so exactly
-// one is accepted where only one fits (docs/payments.md, "Concurrent
-// operations").
+// then let fn check its status and open operations and queue the work. The
+// lock makes the check and the queueing one step: of concurrent captures,
+// cancels or refunds (from any number of processes) each sees what the one
+// before it queued, so exactly one is accepted where only one fits
+// (docs/payments.md, "Concurrent operations").
 func paymentOp[T any](s *Server, schema string, fn func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *T) (any, error)) http.Handler {
 	return write(s, writeSpec{schema: schema, optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error) {

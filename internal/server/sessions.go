@@ -111,7 +111,8 @@ func subscription(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms {
 		FirstChargeAt: t.FirstChargeAt.Std().UTC(), DisclosureVersion: t.DisclosureVersion, Consent: t.Consent}
 }
 
-// paymentView is the Payment answer (schema Payment) as the API shows it, at s.now().
+// paymentView is the Payment answer (OpenAPI schema Payment) as the API shows
+// it, at s.now().
 func (s *Server) paymentView(p *payment.Payment) openapi.Payment {
 	v := p.Observe(s.now())
 	out := openapi.Payment{

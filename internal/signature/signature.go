@@ -1,6 +1,7 @@
 // Package signature implements Paygate's HMAC request signing
-// (docs/design/decisions.md section 1). The server verifies with it and the Go client signs with it,
-// so both sides build the canonical string from the same code.
+// (docs/design/decisions.md section 1). The server verifies with it and the
+// Go client signs with it, so both sides build the canonical string from the
+// same code.
 //
 // The merchant-facing description, with a worked example and snippets in
 // other languages, is docs/signing.md; the vectors in testdata/vectors.json
@@ -80,8 +81,9 @@ func Sign(secret, canonical string) string {
 
 // Verify reports whether signature is the X-Signature value for canonical
 // under secret. The MACs are compared in constant time
-// (docs/design/decisions.md section 1). A value that is not standard padded base64, exactly as Sign writes it,
-// is simply false: no other spelling of the same bytes is accepted.
+// (docs/design/decisions.md section 1). A value that is not standard padded
+// base64, exactly as Sign writes it, is simply false: no other spelling of
+// the same bytes is accepted.
 func Verify(secret, canonical, signature string) bool {
 	got, err := base64.StdEncoding.Strict().DecodeString(signature)
 	if err != nil || base64.StdEncoding.EncodeToString(got) != signature {

@@ -1,10 +1,10 @@
 // Package acquirer is Paygate's bundled sandbox acquirer
-// (docs/design/decisions.md section 7): an HTTP server that behaves like a real acquirer (idempotency keys,
-// status inquiries by operation id, 3DS and checkout pages, holds that
-// expire, injected faults) and a ledger of the money it moved. Paygate talks
-// to it through the adapter in the parent package, over HTTP only, as it
-// would to any acquirer; the two share nothing but the wire format
-// (package wire).
+// (docs/design/decisions.md section 7): an HTTP server that behaves like a
+// real acquirer (idempotency keys, status inquiries by operation id, 3DS and
+// checkout pages, holds that expire, injected faults) and a ledger of the
+// money it moved. Paygate talks to it through the adapter in the parent
+// package, over HTTP only, as it would to any acquirer; the two share nothing
+// but the wire format (package wire).
 //
 // The ledger is the point: end-to-end tests, crash tests and benchmarks count
 // in it what really happened (one charge per operation, however often Paygate

@@ -1,9 +1,9 @@
 -- +goose Up
 -- The versioned BIN base (getCardInformation (GET /cards/information);
--- docs/design/dependencies.md, BIN data). A version is one imported file, or the default built into the
--- binary; its entries are never changed after import. bin_active holds one
--- row naming the version that answers, so exactly one version is active and
--- switching is a single upsert.
+-- docs/design/dependencies.md, BIN data). A version is one imported file, or
+-- the default built into the binary; its entries are never changed after
+-- import. bin_active holds one row naming the version that answers, so
+-- exactly one version is active and switching is a single upsert.
 CREATE TABLE bin_versions (
     id           TEXT PRIMARY KEY,
     label        TEXT NOT NULL,
