@@ -109,7 +109,7 @@ func TestPCICanary(t *testing.T) {
 			// Controls: the scans do see what is stored and logged in clear.
 			require.Contains(t, dump, "pci-payer")
 			require.Contains(t, dump, "400005******5556")
-			require.Contains(t, dump, "operation.run", "job arguments are part of the scan")
+			require.Contains(t, dump, "payment.operate", "job arguments are part of the scan")
 			require.Contains(t, srv.stderr.String(), `"route":"POST /api/v1/payments/direct"`)
 		})
 	}

@@ -68,8 +68,12 @@ func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context
 			return provider.BINInfo{}, err
 		}
 		for _, c := range chans {
-			if p, err := reg.Provider(c.Provider); err == nil {
-				return provider.BINSourceOf(p).BIN(ctx, bin)
+			p, err := reg.Provider(c.Provider)
+			if err != nil {
+				continue
+			}
+			if src, ok := p.(provider.BINSource); ok {
+				return src.BIN(ctx, bin)
 			}
 		}
 		return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no provider to ask")

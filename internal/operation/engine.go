@@ -140,8 +140,28 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
 		return err
 	}
+	return Enqueue(ctx, tx, op)
+}
+
+// Enqueue queues (again) the job that runs op, in the caller's transaction.
+//
+// A payment's operation is queued under its earlier job kind,
+// payment.operate, for one release: during a rollout the workers are
+// replaced last (docs/operations.md), and an earlier worker knows only that
+// kind. Both kinds run the same engine here; the next release queues
+// operation.run for every resource.
+func Enqueue(ctx context.Context, tx interface {
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}, op *Operation) error {
+	if op.Resource == legacyPaymentResource {
+		return tx.Enqueue(ctx, LegacyPaymentArgs{OperationID: op.ID}, nil)
+	}
 	return tx.Enqueue(ctx, RunArgs{OperationID: op.ID}, nil)
 }
+
+// legacyPaymentResource is payment.Resource (this package cannot import
+// the payment domain).
+const legacyPaymentResource = "payment"
 
 // Step takes one of Steps (waiting for it) and returns its release, which
 // may be called more than once. Jobs of a resource that do their own work

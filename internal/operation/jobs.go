@@ -20,8 +20,8 @@ func (RunArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttemp
 
 // LegacyPaymentArgs is the job a payment's operation had before operations
 // served every resource ("payment.operate", the same arguments). Jobs
-// queued by an earlier version still run after an upgrade; nothing queues
-// it any more.
+// queued by an earlier version run after an upgrade, and payments'
+// operations are still queued under it for one release (Enqueue).
 type LegacyPaymentArgs RunArgs
 
 // Kind names the job.

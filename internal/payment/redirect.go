@@ -186,5 +186,5 @@ func (s *Service) confirmRedirect(ctx context.Context, tx OperationTx, p *Paymen
 	if err := s.save(ctx, tx, p); err != nil {
 		return nil, true, err
 	}
-	return p, true, tx.Enqueue(ctx, operation.RunArgs{OperationID: op.ID}, nil)
+	return p, true, operation.Enqueue(ctx, tx, op)
 }

@@ -20,8 +20,10 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 	captured_amount_minor, refunded_amount_minor, saved_card_id, mandate_id, subscription_id, created_at, updated_at,
 	provider_payment_id, card_scheme, version, consent_at`
 
-// CreatePayment stores a new payment.
-func (q Queries) CreatePayment(ctx context.Context, p *payment.Payment) error {
+// CreatePayment stores a new payment. Only a transaction offers it (and
+// UpdatePayment): the payment domain records the event of the status in
+// the same transaction (payment/move.go).
+func (q *Tx) CreatePayment(ctx context.Context, p *payment.Payment) error {
 	sub, err := jsonOrNull(p.Subscription)
 	if err != nil {
 		return err
@@ -156,7 +158,7 @@ var ErrConflict = payment.ErrConflict
 
 // UpdatePayment stores the mutable fields of p if its version is still
 // p.Version, and bumps the version. It returns ErrConflict otherwise.
-func (q Queries) UpdatePayment(ctx context.Context, p *payment.Payment) error {
+func (q *Tx) UpdatePayment(ctx context.Context, p *payment.Payment) error {
 	bank, err := jsonOrNull(p.BankReference)
 	if err != nil {
 		return err

@@ -210,7 +210,7 @@ func testPayments(t *testing.T, s *store.Store) {
 		Metadata: []byte(`{"cart":"42"}`), ExpiresAt: &exp, BankReference: &payment.BankReference{Name: "Bank"},
 		CreatedAt: t0, UpdatedAt: t0,
 	}
-	require.NoError(t, s.CreatePayment(ctx, p))
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePayment(ctx, p) }))
 	got, err := s.FindPaymentByID(ctx, p.ID)
 	require.NoError(t, err)
 	p.StoredStatus = p.Status // a read knows the status it read (the domain records events against it)
@@ -244,7 +244,7 @@ func testPayments(t *testing.T, s *store.Store) {
 		d := &payment.Payment{ID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID, Kind: payment.KindDirect,
 			Status: payment.Processing, OrderID: "o", AmountMinor: 1, Currency: "USD", Locale: "ru",
 			OperationMode: payment.ModeCharge, Method: "card", CreatedAt: t0, UpdatedAt: t0}
-		require.NoError(t, s.CreatePayment(ctx, d))
+		require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePayment(ctx, d) }))
 	}
 }
 
