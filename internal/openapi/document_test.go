@@ -127,6 +127,12 @@ var extensions = []string{
 	"GET /api/v1/events", "GET /api/v1/events/{id}", "POST /api/v1/events/{id}/resend",
 }
 
+// cabinet are the merchant cabinet's JSON endpoints (docs/design/decisions.md
+// section 13), signed and scoped like /api/v1.
+var cabinet = []string{
+	"GET /cabinet/v1/payment-method-tokens", "DELETE /cabinet/v1/payment-method-tokens/{id}",
+}
+
 func TestEndpoints(t *testing.T) {
 	require.Len(t, specEndpoints, 23)
 	var got []string
@@ -139,6 +145,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	want := append(slices.Clone(specEndpoints), unauthenticated)
 	want = append(want, extensions...)
+	want = append(want, cabinet...)
 	sort.Strings(got)
 	sort.Strings(want)
 	require.Equal(t, want, got)
@@ -168,7 +175,7 @@ func TestDocumentBasics(t *testing.T) {
 	servers := doc["servers"].([]any)
 	require.Equal(t, "http://127.0.0.1:8080", obj(servers[0])["url"])
 	for path := range obj(doc["paths"]) {
-		require.True(t, strings.HasPrefix(path, "/api/v1/"), path)
+		require.True(t, strings.HasPrefix(path, "/api/v1/") || strings.HasPrefix(path, "/cabinet/v1/"), path)
 	}
 }
 

@@ -70,6 +70,8 @@ var wirePairs = []wirePair{
 	{EventDetails{}, "EventDetails", false},
 	{WebhookDelivery{}, "WebhookDelivery", false},
 	{WebhookAttempt{}, "WebhookAttempt", false},
+	{PaymentMethodToken{}, "PaymentMethodToken", false},
+	{PaymentMethodTokenList{}, "PaymentMethodTokenList", false},
 }
 
 // responseRoots are the types the server answers with.
@@ -77,6 +79,7 @@ var responseRoots = []any{
 	Payment{}, RefundList{}, Subscription{}, PaymentChannelList{}, CardInformation{},
 	CardVerification{}, Payout{}, Health{}, ErrorEnvelope{},
 	CreatedWebhookEndpoint{}, WebhookEndpointList{}, EventList{}, EventDetails{},
+	PaymentMethodTokenList{},
 }
 
 func TestWireTypesMatchSchemas(t *testing.T) {

@@ -22,7 +22,9 @@ var ErrConflict = errors.New("payment changed concurrently")
 type EngineStore interface {
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error)
+	// FindSavedCardForCharge reads the card a payment was accepted with,
+	// even if deleted since (docs/design/decisions.md section 13).
+	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 }
 
 // EngineTx is what recording a payment's outcome writes, in the operation
@@ -142,7 +144,7 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 			Browser:    browser(p),
 		}
 		if p.SavedCardID != "" && sec.Card == nil {
-			sc, err := c.e.Store.FindSavedCardForKey(ctx, p.AccessKeyID, p.SavedCardID)
+			sc, err := c.e.Store.FindSavedCardForCharge(ctx, p.AccessKeyID, p.SavedCardID)
 			if err != nil {
 				return provider.PayResult{}, err
 			}

@@ -26,6 +26,10 @@ type Card struct {
 	Scheme            string
 	ExpMonth, ExpYear int
 	CreatedAt         time.Time
+	// DeletedAt is when the merchant deleted the card through the cabinet
+	// (docs/design/decisions.md section 13); nil while it is usable. The
+	// row stays so that the payments that used it keep their saved_card_id.
+	DeletedAt *time.Time
 }
 
 // Sealer encrypts data at rest (the vault).
@@ -65,12 +69,13 @@ func Token(s Sealer, c *Card) (string, error) {
 // Usable says whether the payer may pay with c: the card must be the key's,
 // the payer's (customer reference) and the provider's that will be called,
 // since a token means nothing to another provider (docs/design/decisions.md
-// section 5). A nil c is a card that could not be found. Every refusal is
+// section 5), and not deleted (docs/design/decisions.md section 13). A nil
+// c is a card that could not be found. Every refusal is
 // the same 422 saved_card_not_found, so that an answer never tells another
 // key's or payer's card from one that does not exist. Expiry is not a rule
 // here (Offer only hides expired cards from the page).
 func Usable(c *Card, keyID, customerRef, provider string) error {
-	if c == nil || c.AccessKeyID != keyID || c.CustomerReference != customerRef || c.Provider != provider {
+	if c == nil || c.DeletedAt != nil || c.AccessKeyID != keyID || c.CustomerReference != customerRef || c.Provider != provider {
 		return fault.OnField(fault.SavedCardNotFound, "saved_card_id", "this saved card cannot be used here")
 	}
 	return nil
@@ -83,12 +88,13 @@ func (c Card) Expired(now time.Time) bool {
 }
 
 // Offer picks, from a payer's cards, those a checkout with provider may
-// show at now: the provider's and not expired, in the order given. The
-// caller lists only the key's and the payer's cards. nil when none.
+// show at now: the provider's, not deleted and not expired, in the order
+// given. The caller lists only the key's and the payer's cards. nil when
+// none.
 func Offer(cards []Card, provider string, now time.Time) []Card {
 	var out []Card
 	for _, c := range cards {
-		if c.Provider == provider && !c.Expired(now) {
+		if c.Provider == provider && c.DeletedAt == nil && !c.Expired(now) {
 			out = append(out, c)
 		}
 	}

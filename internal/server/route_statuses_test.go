@@ -48,13 +48,14 @@ type request struct {
 	idemKey     string // POST only; "" sends none
 }
 
-// apiRoutes are the registered /api/v1 routes. The checkout pages
+// apiRoutes are the registered /api/v1 and /cabinet/v1 routes (the
+// cabinet's JSON is signed and declared alike). The checkout pages
 // (/checkout, /assets) are HTML for payers and are not in the document
 // (docs/checkout.md); /metrics is operational. Both are left out.
 func apiRoutes(e *env) []string {
 	var out []string
 	for _, p := range e.server.Routes() {
-		if strings.Contains(p, " /api/v1/") {
+		if strings.Contains(p, " /api/v1/") || strings.Contains(p, " /cabinet/v1/") {
 			out = append(out, p)
 		}
 	}
@@ -371,7 +372,8 @@ func (w *statusWalker) resources() map[string]string {
 	require.NotEmpty(w.t, events.Items)
 
 	ids := map[string]string{"/api/v1/payment-sessions/{id}": p.SessionID, "/api/v1/webhook-endpoints/{id}": ep.ID,
-		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID}
+		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID,
+		"/cabinet/v1/payment-method-tokens/{id}": savedCard(w.t, w.e, w.e.aKey.ID, "walk-payer").ID}
 	for _, route := range apiRoutes(w.e) {
 		if _, path := splitRoute(route); strings.HasPrefix(path, "/api/v1/payments/{id}") {
 			ids[path] = p.PaymentID

@@ -2,8 +2,8 @@ package server
 
 import "net/http"
 
-// routes maps the entire HTTP surface. Every /api/v1 route is in the
-// OpenAPI document (routes_test.go checks it). Endpoints of later issues are
+// routes maps the entire HTTP surface. Every /api/v1 and /cabinet/v1 route
+// is in the OpenAPI document (routes_test.go checks it). Endpoints of later issues are
 // not registered until they work: an unknown path answers 404.
 func (s *Server) routes(mux *http.ServeMux) {
 	handle := func(pattern string, h http.Handler) {
@@ -40,6 +40,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/events", s.listEvents())
 	handle("GET /api/v1/events/{id}", s.getEvent())
 	handle("POST /api/v1/events/{id}/resend", s.resendEvent())
+
+	// The merchant cabinet's stored cards: signed and scoped like /api/v1
+	// (docs/design/decisions.md section 13; tokens.go).
+	handle("GET /cabinet/v1/payment-method-tokens", s.listPaymentMethodTokens())
+	handle("DELETE /cabinet/v1/payment-method-tokens/{id}", s.deletePaymentMethodToken())
 
 	// The hosted checkout: pages for payers, not API (docs/checkout.md;
 	// internal/checkout).

@@ -1387,6 +1387,34 @@ type PaymentMethodPayloadMode string
 // PaymentMethodType defines model for PaymentMethod.Type.
 type PaymentMethodType string
 
+// PaymentMethodToken A saved card (docs/design/decisions.md section 13): the provider's
+// token stays with Paygate; never a card number.
+type PaymentMethodToken struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// CustomerReference The payer the card was saved for.
+	CustomerReference string `json:"customer_reference"`
+	ExpireMonth       int    `json:"expire_month"`
+	ExpireYear        int    `json:"expire_year"`
+
+	// Id The `saved_card_id` of payments, payouts and the hosted page.
+	Id openapi_types.UUID `json:"id"`
+
+	// MaskedCard At most the first six and the last four digits.
+	MaskedCard string `json:"masked_card"`
+
+	// Scheme The card network.
+	Scheme string `json:"scheme"`
+}
+
+// PaymentMethodTokenList A page of saved cards (`GET /cabinet/v1/payment-method-tokens`).
+type PaymentMethodTokenList struct {
+	Items []PaymentMethodToken `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
 // PaymentStatus `final` is true for `succeeded`, `declined`, `failed`, `canceled`,
 // `expired`, `partially_refunded`, `refunded`. `manual_review` means the
 // provider's answer could not be read yet: not final, never a new
@@ -1942,6 +1970,18 @@ type CreateWebhookEndpointParams struct {
 	// `idempotency_key_required`; bad length: 400 `invalid_idempotency_key`.
 	// Keys are kept for 24 hours.
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
+// ListPaymentMethodTokensParams defines parameters for ListPaymentMethodTokens.
+type ListPaymentMethodTokensParams struct {
+	// CustomerReference Only this payer's cards.
+	CustomerReference *string `form:"customer_reference,omitempty" json:"customer_reference,omitempty"`
+
+	// Limit Page size, 1 to 100; 20 when absent.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page (opaque).
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // PaymentEventParams defines parameters for PaymentEvent.
@@ -2575,6 +2615,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpoint(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPaymentMethodTokens List saved cards
+	//
+	// The calling key's saved cards (docs/design/decisions.md section 13),
+	// newest first: a card is saved by a successful payment with
+	// `save_payment_method` and a `customer_reference`. Never a card
+	// number: the mask, the scheme and the expiry only. Without
+	// `customer_reference` every payer's cards are listed; with it, that
+	// payer's only. Deleted cards are not listed. Pages: pass
+	// `next_cursor` of an answer as `cursor` to get the next page;
+	// `next_cursor` is null on the last page. Signed and scoped exactly
+	// like the `/api/v1/` endpoints. See `docs/api.md`.
+	//
+	// Corresponds with GET /cabinet/v1/payment-method-tokens (the `ListPaymentMethodTokens` operationId).
+	ListPaymentMethodTokens(ctx context.Context, params *ListPaymentMethodTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePaymentMethodToken Delete a saved card
+	//
+	// The card can no longer be used (docs/design/decisions.md section 13):
+	// a payment, payout or subscription that names it answers 422
+	// `saved_card_not_found`, and the hosted page no longer offers it.
+	// Payments that used it keep their `saved_card_id`; a payment accepted
+	// with it before the deletion still completes. No `Idempotency-Key` is
+	// needed: deleting twice answers 404 the second time. The request has
+	// no body (or `{}`).
+	//
+	// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
+	DeletePaymentMethodToken(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateCardVerificationWithBody Create a card verification (LookUp)
@@ -3504,6 +3572,54 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhoo
 // Corresponds with DELETE /api/v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteWebhookEndpointRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPaymentMethodTokens List saved cards
+//
+// The calling key's saved cards (docs/design/decisions.md section 13),
+// newest first: a card is saved by a successful payment with
+// `save_payment_method` and a `customer_reference`. Never a card
+// number: the mask, the scheme and the expiry only. Without
+// `customer_reference` every payer's cards are listed; with it, that
+// payer's only. Deleted cards are not listed. Pages: pass
+// `next_cursor` of an answer as `cursor` to get the next page;
+// `next_cursor` is null on the last page. Signed and scoped exactly
+// like the `/api/v1/` endpoints. See `docs/api.md`.
+//
+// Corresponds with GET /cabinet/v1/payment-method-tokens (the `ListPaymentMethodTokens` operationId).
+func (c *Client) ListPaymentMethodTokens(ctx context.Context, params *ListPaymentMethodTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPaymentMethodTokensRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePaymentMethodToken Delete a saved card
+//
+// The card can no longer be used (docs/design/decisions.md section 13):
+// a payment, payout or subscription that names it answers 422
+// `saved_card_not_found`, and the hosted page no longer offers it.
+// Payments that used it keep their `saved_card_id`; a payment accepted
+// with it before the deletion still completes. No `Idempotency-Key` is
+// needed: deleting twice answers 404 the second time. The request has
+// no body (or `{}`).
+//
+// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
+func (c *Client) DeletePaymentMethodToken(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePaymentMethodTokenRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5038,6 +5154,118 @@ func NewDeleteWebhookEndpointRequest(server string, id Id) (*http.Request, error
 	return req, nil
 }
 
+// NewListPaymentMethodTokensRequest constructs an http.Request for the ListPaymentMethodTokens method
+func NewListPaymentMethodTokensRequest(server string, params *ListPaymentMethodTokensParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cabinet/v1/payment-method-tokens")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CustomerReference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_reference", *params.CustomerReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeletePaymentMethodTokenRequest constructs an http.Request for the DeletePaymentMethodToken method
+func NewDeletePaymentMethodTokenRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cabinet/v1/payment-method-tokens/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -5626,6 +5854,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpointWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
+
+	// ListPaymentMethodTokensWithResponse List saved cards
+	//
+	// The calling key's saved cards (docs/design/decisions.md section 13),
+	// newest first: a card is saved by a successful payment with
+	// `save_payment_method` and a `customer_reference`. Never a card
+	// number: the mask, the scheme and the expiry only. Without
+	// `customer_reference` every payer's cards are listed; with it, that
+	// payer's only. Deleted cards are not listed. Pages: pass
+	// `next_cursor` of an answer as `cursor` to get the next page;
+	// `next_cursor` is null on the last page. Signed and scoped exactly
+	// like the `/api/v1/` endpoints. See `docs/api.md`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cabinet/v1/payment-method-tokens (the `ListPaymentMethodTokens` operationId).
+	ListPaymentMethodTokensWithResponse(ctx context.Context, params *ListPaymentMethodTokensParams, reqEditors ...RequestEditorFn) (*ListPaymentMethodTokensResponse, error)
+
+	// DeletePaymentMethodTokenWithResponse Delete a saved card
+	//
+	// The card can no longer be used (docs/design/decisions.md section 13):
+	// a payment, payout or subscription that names it answers 422
+	// `saved_card_not_found`, and the hosted page no longer offers it.
+	// Payments that used it keep their `saved_card_id`; a payment accepted
+	// with it before the deletion still completes. No `Idempotency-Key` is
+	// needed: deleting twice answers 404 the second time. The request has
+	// no body (or `{}`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
+	DeletePaymentMethodTokenWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*DeletePaymentMethodTokenResponse, error)
 }
 
 // CreateCardVerificationResponse201Headers the declared response headers of an HTTP 201 response for CreateCardVerification
@@ -10626,6 +10886,279 @@ func (r DeleteWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// ListPaymentMethodTokensResponse200Headers the declared response headers of an HTTP 200 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse200Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse400Headers the declared response headers of an HTTP 400 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse401Headers the declared response headers of an HTTP 401 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse413Headers the declared response headers of an HTTP 413 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse429Headers the declared response headers of an HTTP 429 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse500Headers the declared response headers of an HTTP 500 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListPaymentMethodTokensResponse503Headers the declared response headers of an HTTP 503 response for ListPaymentMethodTokens
+type ListPaymentMethodTokensResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type ListPaymentMethodTokensResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentMethodTokenList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPaymentMethodTokensResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPaymentMethodTokensResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPaymentMethodTokensResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListPaymentMethodTokensResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPaymentMethodTokensResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPaymentMethodTokensResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPaymentMethodTokensResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON200() *PaymentMethodTokenList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPaymentMethodTokensResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPaymentMethodTokensResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPaymentMethodTokensResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPaymentMethodTokensResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPaymentMethodTokensResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeletePaymentMethodTokenResponse204Headers the declared response headers of an HTTP 204 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse204Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse400Headers the declared response headers of an HTTP 400 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse401Headers the declared response headers of an HTTP 401 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse404Headers the declared response headers of an HTTP 404 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse404Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse413Headers the declared response headers of an HTTP 413 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse429Headers the declared response headers of an HTTP 429 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse500Headers the declared response headers of an HTTP 500 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// DeletePaymentMethodTokenResponse503Headers the declared response headers of an HTTP 503 response for DeletePaymentMethodToken
+type DeletePaymentMethodTokenResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type DeletePaymentMethodTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeletePaymentMethodTokenResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeletePaymentMethodTokenResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeletePaymentMethodTokenResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeletePaymentMethodTokenResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeletePaymentMethodTokenResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePaymentMethodTokenResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeletePaymentMethodTokenResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeletePaymentMethodTokenResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeletePaymentMethodTokenResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePaymentMethodTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePaymentMethodTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePaymentMethodTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePaymentMethodTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateCardVerificationWithBodyWithResponse Create a card verification (LookUp)
 //
 // Queues a LookUp: a sum is briefly blocked on the card and the payer
@@ -11427,6 +11960,50 @@ func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseDeleteWebhookEndpointResponse(rsp)
+}
+
+// ListPaymentMethodTokensWithResponse List saved cards
+//
+// The calling key's saved cards (docs/design/decisions.md section 13),
+// newest first: a card is saved by a successful payment with
+// `save_payment_method` and a `customer_reference`. Never a card
+// number: the mask, the scheme and the expiry only. Without
+// `customer_reference` every payer's cards are listed; with it, that
+// payer's only. Deleted cards are not listed. Pages: pass
+// `next_cursor` of an answer as `cursor` to get the next page;
+// `next_cursor` is null on the last page. Signed and scoped exactly
+// like the `/api/v1/` endpoints. See `docs/api.md`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cabinet/v1/payment-method-tokens (the `ListPaymentMethodTokens` operationId).
+func (c *ClientWithResponses) ListPaymentMethodTokensWithResponse(ctx context.Context, params *ListPaymentMethodTokensParams, reqEditors ...RequestEditorFn) (*ListPaymentMethodTokensResponse, error) {
+	rsp, err := c.ListPaymentMethodTokens(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPaymentMethodTokensResponse(rsp)
+}
+
+// DeletePaymentMethodTokenWithResponse Delete a saved card
+//
+// The card can no longer be used (docs/design/decisions.md section 13):
+// a payment, payout or subscription that names it answers 422
+// `saved_card_not_found`, and the hosted page no longer offers it.
+// Payments that used it keep their `saved_card_id`; a payment accepted
+// with it before the deletion still completes. No `Idempotency-Key` is
+// needed: deleting twice answers 404 the second time. The request has
+// no body (or `{}`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
+func (c *ClientWithResponses) DeletePaymentMethodTokenWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*DeletePaymentMethodTokenResponse, error) {
+	rsp, err := c.DeletePaymentMethodToken(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePaymentMethodTokenResponse(rsp)
 }
 
 // ParseCreateCardVerificationResponse parses an HTTP response from a CreateCardVerificationWithResponse call
@@ -17152,6 +17729,315 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPaymentMethodTokensResponse parses an HTTP response from a ListPaymentMethodTokensWithResponse call
+func ParseListPaymentMethodTokensResponse(rsp *http.Response) (*ListPaymentMethodTokensResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPaymentMethodTokensResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentMethodTokenList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPaymentMethodTokensResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPaymentMethodTokensResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPaymentMethodTokensResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListPaymentMethodTokensResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPaymentMethodTokensResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPaymentMethodTokensResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPaymentMethodTokensResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeletePaymentMethodTokenResponse parses an HTTP response from a DeletePaymentMethodTokenWithResponse call
+func ParseDeletePaymentMethodTokenResponse(rsp *http.Response) (*DeletePaymentMethodTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePaymentMethodTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeletePaymentMethodTokenResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeletePaymentMethodTokenResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeletePaymentMethodTokenResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeletePaymentMethodTokenResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeletePaymentMethodTokenResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeletePaymentMethodTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeletePaymentMethodTokenResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeletePaymentMethodTokenResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value openapi_types.UUID
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
