@@ -7,6 +7,7 @@ import (
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/verification"
 )
 
 // The store must satisfy what the payment domain asks of it.
@@ -42,3 +43,24 @@ func engines(s *store.Store, svc *payment.Service, a *app, pollEvery time.Durati
 }
 
 var _ payment.CheckoutTx = (*store.Tx)(nil)
+
+// The store must satisfy what the verification domain asks of it.
+var (
+	_ verification.CreateTx    = (*store.Tx)(nil)
+	_ verification.VerifyTx    = (*store.Tx)(nil)
+	_ verification.EngineTx    = (*store.Tx)(nil)
+	_ verification.EngineStore = (*store.Store)(nil)
+)
+
+// verificationEngine builds card verifications' service and engine on the
+// payments' providers, and registers their operations with ops.
+func verificationEngine(s *store.Store, a *app, ops *operation.Engine) *verification.Engine {
+	svc := &verification.Service{Sealer: a.keyring, Now: a.now, NewID: a.payments.NewID,
+		Providers: a.payments.Providers, Keys: a.keyring}
+	eng := &verification.Engine{Service: svc, Store: s,
+		Transact: func(ctx context.Context, fn func(verification.EngineTx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		}}
+	ops.Handle(verification.Resource, eng.Handler())
+	return eng
+}

@@ -30,6 +30,7 @@ const (
 	canaryCVV    = "8317"
 	canaryPhone  = "2025550100"
 	canaryWallet = "wallet-canary-5d1e"
+	canaryCode   = "7305918246" // a wrong verification code
 )
 
 // TestPCICanary runs payments with canary data through every path that
@@ -92,11 +93,32 @@ func TestPCICanary(t *testing.T) {
 				require.Eventually(t, func() bool { return do("GET", "/api/v1/payments/"+id, "").Final }, 30*time.Second, 20*time.Millisecond, id)
 			}
 			do("GET", "/api/v1/payments", "")
+
+			// A card verification of the canary card, and a canary code
+			// (docs/verifications.md): sealed until the provider saw them.
+			var vid struct {
+				ID     string `json:"verification_id"`
+				Status string `json:"status"`
+			}
+			verification := func(method, target, body string) string {
+				resp, err := c.Do(ctx, client.Request{Method: method, Target: target, Body: []byte(body)})
+				require.NoError(t, err)
+				answers.Write(resp.Body)
+				require.NoError(t, json.Unmarshal(resp.Body, &vid))
+				return vid.Status
+			}
+			verification("POST", "/api/v1/card-verifications", fmt.Sprintf(`{"order_id":"pci-v","currency":"USD",
+				"card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q}}`, canaryCard, year, canaryCVV))
+			get := func() string { return verification("GET", "/api/v1/card-verifications/"+vid.ID, "") }
+			require.Eventually(t, func() bool { return get() == "code_sent" }, 30*time.Second, 20*time.Millisecond)
+			do("POST", "/api/v1/card-verifications/"+vid.ID+"/verify", `{"code":"`+canaryCode+`"}`)
+			do("POST", "/api/v1/card-verifications/"+vid.ID+"/verify", `{"code":"`+canaryCard[12:]+`"}`)
+			require.Eventually(t, func() bool { return get() == "verified" }, 30*time.Second, 20*time.Millisecond)
 			require.NoError(t, srv.stop()) // flush everything to disk
 
 			dump := databaseText(t, db.Name, env)
 			for name, text := range map[string]string{"database": dump, "logs": srv.stderr.String(), "answers": answers.String()} {
-				for _, canary := range []string{canaryCard, canaryCard[:15] + "1", canaryPhone, canaryWallet} {
+				for _, canary := range []string{canaryCard, canaryCard[:15] + "1", canaryPhone, canaryWallet, canaryCode} {
 					require.NotContains(t, text, canary, "%s holds a canary", name)
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/verification"
 )
 
 // apiProcess starts a second API server on the env's database with its own
@@ -35,6 +36,7 @@ func (e *env) apiProcess() string {
 	workers := river.NewWorkers()
 	operation.AddWorkers(workers, &operation.Engine{})
 	payment.AddWorkers(workers, &payment.Engine{})
+	verification.AddWorkers(workers, &verification.Engine{})
 	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
 	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log})
 	require.NoError(e.t, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/vault"
+	"github.com/paygate/paygate/internal/verification"
 )
 
 // clock is a settable clock shared by the server and its clients.
@@ -130,6 +131,12 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
 	ops.Handle(payment.Resource, eng.Handler())
+	verifications := &verification.Engine{Service: &verification.Service{Sealer: kr, Now: clk.Now, NewID: newID,
+		Providers: payments.Providers, Keys: kr}, Store: s,
+		Transact: func(ctx context.Context, fn func(verification.EngineTx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		}}
+	ops.Handle(verification.Resource, verifications.Handler())
 	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
 	payments.BINs = bins
@@ -137,6 +144,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	workers := river.NewWorkers()
 	operation.AddWorkers(workers, ops)
 	payment.AddWorkers(workers, eng)
+	verification.AddWorkers(workers, verifications)
 	webhooks := addWebhookWorkers(workers, s, kr, clk, newID, log, o)
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
@@ -153,11 +161,12 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	metrics.ObserveBatches(s.BatchStats)
 	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
-	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Engine: eng, Log: log, Now: clk.Now,
+	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Engine: eng, Log: log, Now: clk.Now,
 		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
 	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	payments.Render = srv.RenderPayment // as serve does: every status change makes its event
+	verifications.Service.Render = srv.RenderVerification
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL

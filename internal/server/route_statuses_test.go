@@ -342,6 +342,10 @@ func validBody(route string, e *env) []byte {
 			uuid.NewString(), e.clock.Now().Year()+1))
 	case "POST /api/v1/webhook-endpoints":
 		return []byte(`{"url":"https://hooks.example/paygate/` + uuid.NewString() + `"}`)
+	case "POST /api/v1/card-verifications":
+		return []byte(verificationBody("walk-"+uuid.NewString(), luhnCard(int(uuid.New().ID()%1e9))))
+	case "POST /api/v1/card-verifications/{id}/verify":
+		return []byte(fmt.Sprintf(`{"code":"%d"}`, uuid.New().ID()))
 	}
 	return nil
 }
@@ -374,9 +378,20 @@ func (w *statusWalker) resources() map[string]string {
 	ids := map[string]string{"/api/v1/payment-sessions/{id}": p.SessionID, "/api/v1/webhook-endpoints/{id}": ep.ID,
 		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID,
 		"/cabinet/v1/payment-method-tokens/{id}": savedCard(w.t, w.e, w.e.aKey.ID, "walk-payer").ID}
+	var v struct {
+		VerificationID string `json:"verification_id"`
+	}
+	a = w.send(request{route: "POST /api/v1/card-verifications", target: "/api/v1/card-verifications", sign: true,
+		idemKey: newKey(), body: validBody("POST /api/v1/card-verifications", w.e)})
+	require.Equal(w.t, http.StatusCreated, a.status, "%s", a.body)
+	require.NoError(w.t, json.Unmarshal(a.body, &v))
 	for _, route := range apiRoutes(w.e) {
-		if _, path := splitRoute(route); strings.HasPrefix(path, "/api/v1/payments/{id}") {
+		_, path := splitRoute(route)
+		if strings.HasPrefix(path, "/api/v1/payments/{id}") {
 			ids[path] = p.PaymentID
+		}
+		if strings.HasPrefix(path, "/api/v1/card-verifications/{id}") {
+			ids[path] = v.VerificationID
 		}
 	}
 	return ids

@@ -34,6 +34,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/payments/{id}/refunds", s.listRefunds())
 	handle("POST /api/v1/payments/{id}/refunds", s.refundPayment())
 
+	if s.verifications != nil {
+		handle("POST /api/v1/card-verifications", s.createVerification())
+		handle("GET /api/v1/card-verifications/{id}", s.getVerification())
+		handle("POST /api/v1/card-verifications/{id}/verify", s.verifyVerification())
+	}
+
 	handle("POST /api/v1/webhook-endpoints", s.createWebhookEndpoint())
 	handle("GET /api/v1/webhook-endpoints", s.listWebhookEndpoints())
 	handle("DELETE /api/v1/webhook-endpoints/{id}", s.deleteWebhookEndpoint())

@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/verification"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -52,13 +53,15 @@ type Server struct {
 	store     *store.Store
 	merchants *merchant.Service
 	payments  *payment.Service
-	validator *openapi.Validator
-	log       *slog.Logger
-	now       func() time.Time
-	metrics   *Metrics
-	draining  atomic.Bool
-	handler   http.Handler
-	patterns  []string
+	// verifications are card verifications (internal/verification).
+	verifications *verification.Service
+	validator     *openapi.Validator
+	log           *slog.Logger
+	now           func() time.Time
+	metrics       *Metrics
+	draining      atomic.Bool
+	handler       http.Handler
+	patterns      []string
 
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
@@ -71,6 +74,8 @@ type Deps struct {
 	Store     *store.Store
 	Merchants *merchant.Service
 	Payments  *payment.Service
+	// Verifications are card verifications; nil: their routes are off.
+	Verifications *verification.Service
 	// Engine runs provider calls the checkout makes itself (the provider's
 	// own page for provider_redirect channels); nil: that mode is off.
 	// Only the checkout uses it.
@@ -103,7 +108,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
-		payments: d.Payments, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
+		payments: d.Payments, verifications: d.Verifications, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
 		RequestID: requestID, StatusOf: statusOf}
