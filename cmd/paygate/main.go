@@ -45,6 +45,9 @@ Usage:
   paygate channels   list [--key ACCESS_KEY] [--json]
   paygate channels   assign --key ACCESS_KEY --channel ALIAS
   paygate channels   unassign --key ACCESS_KEY --channel ALIAS
+  paygate limits     set --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily N] [--per-transaction N]
+  paygate limits     unset --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily] [--per-transaction]
+  paygate limits     show --key ACCESS_KEY [--json]
   paygate bins       import FILE.csv [--activate] [--label LABEL] [--json]
   paygate bins       versions [--json]
   paygate bins       activate VERSION
@@ -82,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return keys(ctx, rest, getenv, stdout, stderr)
 	case "channels":
 		return channels(ctx, rest, getenv, stdout, stderr)
+	case "limits":
+		return limits(ctx, rest, getenv, stdout, stderr)
 	case "master-key":
 		return masterKey(ctx, rest, getenv, stdout, stderr)
 	case "backup":

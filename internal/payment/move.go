@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -19,12 +20,14 @@ type EventTx interface {
 type WriteTx interface {
 	UpdatePayment(ctx context.Context, p *Payment) error
 	EventTx
+	allowance.Tx
 }
 
 // CreateTx is what storing a new payment needs.
 type CreateTx interface {
 	CreatePayment(ctx context.Context, p *Payment) error
 	EventTx
+	allowance.Tx
 }
 
 // save is the one way a payment is written after its creation: a change of
@@ -39,11 +42,44 @@ func (s *Service) save(ctx context.Context, tx WriteTx, p *Payment) error {
 	if err := tx.UpdatePayment(ctx, p); err != nil {
 		return err
 	}
+	if err := settleAllowance(ctx, tx, p); err != nil {
+		return err
+	}
 	return s.changed(ctx, tx, p)
 }
 
-// create stores a new payment with the event of its first status.
+// settleAllowance ends the payment's collection reservation when it reaches
+// an outcome (docs/design/decisions.md section 12): succeeded consumes the
+// captured amount and releases the rest (a partial capture); declined,
+// failed, canceled and expired release it all. Refunds come after and
+// change nothing. A payment without a reservation (no allowance set, or
+// already settled) is left alone.
+func settleAllowance(ctx context.Context, tx allowance.Tx, p *Payment) error {
+	if p.Status == p.StoredStatus {
+		return nil
+	}
+	switch p.Status {
+	case Succeeded:
+		return allowance.Settle(ctx, tx, Resource, p.ID, p.CapturedAmountMinor, p.UpdatedAt)
+	case Declined, Failed, Canceled, Expired:
+		return allowance.Settle(ctx, tx, Resource, p.ID, 0, p.UpdatedAt)
+	}
+	return nil
+}
+
+// create stores a new payment with the event of its first status. Every
+// payment, hosted session, direct payment or subscription charge, first
+// reserves its amount on the key's collection allowance, in the same
+// transaction (docs/design/decisions.md section 12): over it, the request
+// answers 422 limit_exceeded and nothing is stored. A session reserves at
+// creation, not when the payer submits, so that the merchant's request is
+// the one refused, never the payer's form (docs/limits.md).
 func (s *Service) create(ctx context.Context, tx CreateTx, p *Payment) error {
+	if err := allowance.Reserve(ctx, tx, allowance.Hold{KeyID: p.AccessKeyID, Allowance: allowance.Collection,
+		Currency: p.Currency, AmountMinor: p.AmountMinor, Resource: Resource, ResourceID: p.ID,
+		At: p.CreatedAt}); err != nil {
+		return err
+	}
 	if err := tx.CreatePayment(ctx, p); err != nil {
 		return err
 	}

@@ -8,7 +8,10 @@ import (
 )
 
 // writes counts what save asked of its transaction.
-type writes struct{ updates, events int }
+type writes struct {
+	settles
+	updates, events int
+}
 
 func (w *writes) UpdatePayment(context.Context, *Payment) error { w.updates++; return nil }
 

@@ -24,6 +24,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/payment-sessions/{id}", s.getSession())
 	handle("GET /api/v1/payment-channels", s.listChannels())
 	handle("GET /api/v1/cards/information", s.cardInformation())
+	handle("GET /api/v1/limits", s.listLimits())
 
 	handle("POST /api/v1/payments/direct", s.createDirect())
 	handle("GET /api/v1/payments", s.listPayments())

@@ -180,6 +180,24 @@ func (e IntervalUnit) Valid() bool {
 	}
 }
 
+// Defines values for LimitAllowance.
+const (
+	LimitAllowanceCollection LimitAllowance = "collection"
+	LimitAllowancePayout     LimitAllowance = "payout"
+)
+
+// Valid indicates whether the value is a known member of the LimitAllowance enum.
+func (e LimitAllowance) Valid() bool {
+	switch e {
+	case LimitAllowanceCollection:
+		return true
+	case LimitAllowancePayout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NextActionType.
 const (
 	None     NextActionType = "none"
@@ -1144,6 +1162,40 @@ type HealthStatus string
 
 // IntervalUnit defines model for IntervalUnit.
 type IntervalUnit string
+
+// Limit One allowance of the calling key in one currency, with the current
+// UTC day's figures. An unset limit is null (unlimited).
+type Limit struct {
+	// Allowance `collection`: payments of every kind, subscription charges included; `payout`: payouts.
+	Allowance LimitAllowance `json:"allowance"`
+	Currency  string         `json:"currency"`
+
+	// DailyMinor The most a UTC day may use and reserve together; null when unset.
+	DailyMinor *int64 `json:"daily_minor"`
+
+	// PerTransactionMinor The most one payment or payout may be; null when unset.
+	PerTransactionMinor *int64 `json:"per_transaction_minor"`
+
+	// RemainingMinor The most one more transaction may be now; null when both limits are unset.
+	RemainingMinor *int64 `json:"remaining_minor"`
+
+	// ReservedMinor Held today by accepted payments or payouts whose outcome is not yet known.
+	ReservedMinor int64 `json:"reserved_minor"`
+
+	// ResetsAt The next UTC midnight, when the daily figures start again from zero.
+	ResetsAt time.Time `json:"resets_at"`
+
+	// UsedMinor Consumed today by succeeded payments (their captured amount) or payouts.
+	UsedMinor int64 `json:"used_minor"`
+}
+
+// LimitAllowance `collection`: payments of every kind, subscription charges included; `payout`: payouts.
+type LimitAllowance string
+
+// LimitList defines model for LimitList.
+type LimitList struct {
+	Items []Limit `json:"items"`
+}
 
 // MobileAccount The payer's mobile account; write-only.
 type MobileAccount struct {
@@ -2254,6 +2306,21 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListLimits List the calling key's allowances (extension)
+	//
+	// Every allowance set for the calling key, by allowance (`collection`:
+	// payments of every kind; `payout`) and currency, with the current UTC
+	// day's figures: `used_minor` (succeeded), `reserved_minor` (accepted,
+	// outcome not yet known) and `remaining_minor`, the most one more
+	// transaction may be now. An allowance or currency not listed is
+	// unlimited. A request that would pass an allowance answers 422
+	// `limit_exceeded` whose `details` carry the same figures for the
+	// setting passed. Allowances are set by the operator (`paygate limits
+	// set`); see `docs/limits.md`.
+	//
+	// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
+	ListLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenApiDocument This OpenAPI document
 	//
 	// Unauthenticated. Serves this document as JSON.
@@ -2275,6 +2342,8 @@ type ClientInterface interface {
 	// is to be sent. With `save_payment_method` true, `customer_reference`
 	// is required (400 `customer_reference_required`). With `subscription`
 	// terms, the answer also carries `mandate_id` and `subscription_id`.
+	// The amount is reserved on the key's collection allowance when the
+	// session is created (422 `limit_exceeded`; see `listLimits`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2288,6 +2357,8 @@ type ClientInterface interface {
 	// is to be sent. With `save_payment_method` true, `customer_reference`
 	// is required (400 `customer_reference_required`). With `subscription`
 	// terms, the answer also carries `mandate_id` and `subscription_id`.
+	// The amount is reserved on the key's collection allowance when the
+	// session is created (422 `limit_exceeded`; see `listLimits`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2900,6 +2971,31 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
+// ListLimits List the calling key's allowances (extension)
+//
+// Every allowance set for the calling key, by allowance (`collection`:
+// payments of every kind; `payout`) and currency, with the current UTC
+// day's figures: `used_minor` (succeeded), `reserved_minor` (accepted,
+// outcome not yet known) and `remaining_minor`, the most one more
+// transaction may be now. An allowance or currency not listed is
+// unlimited. A request that would pass an allowance answers 422
+// `limit_exceeded` whose `details` carry the same figures for the
+// setting passed. Allowances are set by the operator (`paygate limits
+// set`); see `docs/limits.md`.
+//
+// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
+func (c *Client) ListLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLimitsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenApiDocument This OpenAPI document
 //
 // Unauthenticated. Serves this document as JSON.
@@ -2941,6 +3037,8 @@ func (c *Client) ListPaymentChannels(ctx context.Context, reqEditors ...RequestE
 // is to be sent. With `save_payment_method` true, `customer_reference`
 // is required (400 `customer_reference_required`). With `subscription`
 // terms, the answer also carries `mandate_id` and `subscription_id`.
+// The amount is reserved on the key's collection allowance when the
+// session is created (422 `limit_exceeded`; see `listLimits`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2964,6 +3062,8 @@ func (c *Client) CreatePaymentSessionWithBody(ctx context.Context, params *Creat
 // is to be sent. With `save_payment_method` true, `customer_reference`
 // is required (400 `customer_reference_required`). With `subscription`
 // terms, the answer also carries `mandate_id` and `subscription_id`.
+// The amount is reserved on the key's collection allowance when the
+// session is created (422 `limit_exceeded`; see `listLimits`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4033,6 +4133,33 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/health")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListLimitsRequest constructs an http.Request for the ListLimits method
+func NewListLimitsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/limits")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5465,6 +5592,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/health (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
+	// ListLimitsWithResponse List the calling key's allowances (extension)
+	//
+	// Every allowance set for the calling key, by allowance (`collection`:
+	// payments of every kind; `payout`) and currency, with the current UTC
+	// day's figures: `used_minor` (succeeded), `reserved_minor` (accepted,
+	// outcome not yet known) and `remaining_minor`, the most one more
+	// transaction may be now. An allowance or currency not listed is
+	// unlimited. A request that would pass an allowance answers 422
+	// `limit_exceeded` whose `details` carry the same figures for the
+	// setting passed. Allowances are set by the operator (`paygate limits
+	// set`); see `docs/limits.md`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
+	ListLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLimitsResponse, error)
+
 	// GetOpenApiDocumentWithResponse This OpenAPI document
 	//
 	// Unauthenticated. Serves this document as JSON.
@@ -5490,6 +5634,8 @@ type ClientWithResponsesInterface interface {
 	// is to be sent. With `save_payment_method` true, `customer_reference`
 	// is required (400 `customer_reference_required`). With `subscription`
 	// terms, the answer also carries `mandate_id` and `subscription_id`.
+	// The amount is reserved on the key's collection allowance when the
+	// session is created (422 `limit_exceeded`; see `listLimits`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5503,6 +5649,8 @@ type ClientWithResponsesInterface interface {
 	// is to be sent. With `save_payment_method` true, `customer_reference`
 	// is required (400 `customer_reference_required`). With `subscription`
 	// terms, the answer also carries `mandate_id` and `subscription_id`.
+	// The amount is reserved on the key's collection allowance when the
+	// session is created (422 `limit_exceeded`; see `listLimits`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7102,6 +7250,139 @@ func (r GetHealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLimitsResponse200Headers the declared response headers of an HTTP 200 response for ListLimits
+type ListLimitsResponse200Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse400Headers the declared response headers of an HTTP 400 response for ListLimits
+type ListLimitsResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse401Headers the declared response headers of an HTTP 401 response for ListLimits
+type ListLimitsResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse413Headers the declared response headers of an HTTP 413 response for ListLimits
+type ListLimitsResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse429Headers the declared response headers of an HTTP 429 response for ListLimits
+type ListLimitsResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse500Headers the declared response headers of an HTTP 500 response for ListLimits
+type ListLimitsResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ListLimitsResponse503Headers the declared response headers of an HTTP 503 response for ListLimits
+type ListLimitsResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type ListLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LimitList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLimitsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLimitsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLimitsResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListLimitsResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLimitsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLimitsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLimitsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLimitsResponse) GetJSON200() *LimitList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLimitsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListLimitsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListLimitsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListLimitsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListLimitsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLimitsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLimitsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11380,6 +11661,29 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
+// ListLimitsWithResponse List the calling key's allowances (extension)
+//
+// Every allowance set for the calling key, by allowance (`collection`:
+// payments of every kind; `payout`) and currency, with the current UTC
+// day's figures: `used_minor` (succeeded), `reserved_minor` (accepted,
+// outcome not yet known) and `remaining_minor`, the most one more
+// transaction may be now. An allowance or currency not listed is
+// unlimited. A request that would pass an allowance answers 422
+// `limit_exceeded` whose `details` carry the same figures for the
+// setting passed. Allowances are set by the operator (`paygate limits
+// set`); see `docs/limits.md`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
+func (c *ClientWithResponses) ListLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLimitsResponse, error) {
+	rsp, err := c.ListLimits(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLimitsResponse(rsp)
+}
+
 // GetOpenApiDocumentWithResponse This OpenAPI document
 //
 // Unauthenticated. Serves this document as JSON.
@@ -11417,6 +11721,8 @@ func (c *ClientWithResponses) ListPaymentChannelsWithResponse(ctx context.Contex
 // is to be sent. With `save_payment_method` true, `customer_reference`
 // is required (400 `customer_reference_required`). With `subscription`
 // terms, the answer also carries `mandate_id` and `subscription_id`.
+// The amount is reserved on the key's collection allowance when the
+// session is created (422 `limit_exceeded`; see `listLimits`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11436,6 +11742,8 @@ func (c *ClientWithResponses) CreatePaymentSessionWithBodyWithResponse(ctx conte
 // is to be sent. With `save_payment_method` true, `customer_reference`
 // is required (400 `customer_reference_required`). With `subscription`
 // terms, the answer also carries `mandate_id` and `subscription_id`.
+// The amount is reserved on the key's collection allowance when the
+// session is created (422 `limit_exceeded`; see `listLimits`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13378,6 +13686,154 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetHealthResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLimitsResponse parses an HTTP response from a ListLimitsWithResponse call
+func ParseListLimitsResponse(rsp *http.Response) (*ListLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LimitList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLimitsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLimitsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListLimitsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListLimitsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLimitsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLimitsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLimitsResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value openapi_types.UUID
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
