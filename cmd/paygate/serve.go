@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/server"
 )
 
@@ -101,6 +102,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	ops.Steps = make(chan struct{}, *jobSteps)
 	operation.AddWorkers(workerSet, ops)
 	payment.AddWorkers(workerSet, eng)
+	po := payouts(a.store, a.payments, ops, a)
+	payout.AddWorkers(workerSet, po)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
@@ -122,7 +125,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Payouts: po.Service, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring})
 	if err != nil {
 		ln.Close()
@@ -131,6 +134,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Every payment status change records its event (docs/design/decisions.md
 	// section 6), with the payment as GET shows it.
 	a.payments.Render = srv.RenderPayment
+	po.Service.Render = srv.RenderPayout // and every payout's (the same rule)
 	if a.env == merchant.Sandbox && *role != "worker" {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
 			ln.Close()

@@ -341,6 +341,9 @@ func validBody(route string, e *env) []byte {
 			uuid.NewString(), e.clock.Now().Year()+1))
 	case "POST /api/v1/webhook-endpoints":
 		return []byte(`{"url":"https://hooks.example/paygate/` + uuid.NewString() + `"}`)
+	case "POST /api/v1/payouts":
+		return []byte(`{"order_id":"walk-` + uuid.NewString() + `","amount_minor":100,"currency":"UAH","account":"main",
+			"payout_method":{"type":"google_pay","wallet":{"token":"sandbox_success"}}}`)
 	}
 	return nil
 }
@@ -370,8 +373,17 @@ func (w *statusWalker) resources() map[string]string {
 	require.NoError(w.t, json.Unmarshal(a.body, &events))
 	require.NotEmpty(w.t, events.Items)
 
+	var po struct {
+		PayoutID string `json:"payout_id"`
+	}
+	a = w.send(request{route: "POST /api/v1/payouts", target: "/api/v1/payouts", sign: true,
+		idemKey: newKey(), body: validBody("POST /api/v1/payouts", w.e)})
+	require.Equal(w.t, http.StatusCreated, a.status, "%s", a.body)
+	require.NoError(w.t, json.Unmarshal(a.body, &po))
+
 	ids := map[string]string{"/api/v1/payment-sessions/{id}": p.SessionID, "/api/v1/webhook-endpoints/{id}": ep.ID,
-		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID}
+		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID,
+		"/api/v1/payouts/{id}": po.PayoutID, "/api/v1/payouts/{id}/confirm": po.PayoutID}
 	for _, route := range apiRoutes(w.e) {
 		if _, path := splitRoute(route); strings.HasPrefix(path, "/api/v1/payments/{id}") {
 			ids[path] = p.PaymentID

@@ -34,6 +34,10 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /api/v1/payments/{id}/refunds", s.listRefunds())
 	handle("POST /api/v1/payments/{id}/refunds", s.refundPayment())
 
+	handle("POST /api/v1/payouts", s.createPayout())
+	handle("GET /api/v1/payouts/{id}", s.getPayout())
+	handle("POST /api/v1/payouts/{id}/confirm", s.confirmPayout())
+
 	handle("POST /api/v1/webhook-endpoints", s.createWebhookEndpoint())
 	handle("GET /api/v1/webhook-endpoints", s.listWebhookEndpoints())
 	handle("DELETE /api/v1/webhook-endpoints/{id}", s.deleteWebhookEndpoint())

@@ -21,9 +21,6 @@ var notYetServed = map[string]bool{
 	"POST /api/v1/card-verifications":             true,
 	"GET /api/v1/card-verifications/{id}":         true,
 	"POST /api/v1/card-verifications/{id}/verify": true,
-	"POST /api/v1/payouts":                        true,
-	"GET /api/v1/payouts/{id}":                    true,
-	"POST /api/v1/payouts/{id}/confirm":           true,
 }
 
 // TestRoutesMatchDocument: every registered API route is in the OpenAPI

@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -52,6 +53,7 @@ type Server struct {
 	store     *store.Store
 	merchants *merchant.Service
 	payments  *payment.Service
+	payouts   *payout.Service
 	validator *openapi.Validator
 	log       *slog.Logger
 	now       func() time.Time
@@ -71,6 +73,8 @@ type Deps struct {
 	Store     *store.Store
 	Merchants *merchant.Service
 	Payments  *payment.Service
+	// Payouts serves /payouts; nil: those routes answer 404.
+	Payouts *payout.Service
 	// Engine runs provider calls the checkout makes itself (the provider's
 	// own page for provider_redirect channels); nil: that mode is off.
 	// Only the checkout uses it.
@@ -103,7 +107,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
-		payments: d.Payments, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
+		payments: d.Payments, payouts: d.Payouts, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
 		RequestID: requestID, StatusOf: statusOf}
