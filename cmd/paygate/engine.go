@@ -6,6 +6,7 @@ import (
 
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/verification"
 )
@@ -20,6 +21,10 @@ var (
 	_ payment.OperationTx = (*store.Tx)(nil)
 	_ payment.DirectTx    = (*store.Tx)(nil)
 	_ payment.SessionTx   = (*store.Tx)(nil)
+	_ payout.EngineStore  = (*store.Store)(nil)
+	_ payout.EngineTx     = (*store.Tx)(nil)
+	_ payout.CreateTx     = (*store.Tx)(nil)
+	_ payout.ConfirmTx    = (*store.Tx)(nil)
 )
 
 // engines builds the operation engine and the payment engine on a store,
@@ -62,5 +67,20 @@ func verificationEngine(s *store.Store, a *app, ops *operation.Engine) *verifica
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
 	ops.Handle(verification.Resource, eng.Handler())
+	return eng
+}
+
+// payouts builds the payouts' service and engine beside the payments'
+// (same vault, clock, ids, providers and BIN base) and registers their
+// operations on ops (docs/architecture.md, "Adding a resource that calls a
+// provider").
+func payouts(s *store.Store, svc *payment.Service, ops *operation.Engine, a *app) *payout.Engine {
+	eng := &payout.Engine{Store: s, Ops: ops, Log: a.log,
+		Service: &payout.Service{Sealer: svc.Sealer, Now: svc.Now, NewID: svc.NewID, Providers: svc.Providers, BINs: svc.BINs},
+		Transact: func(ctx context.Context, fn func(payout.EngineTx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		},
+	}
+	ops.Handle(payout.Resource, eng.Handler())
 	return eng
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/verification"
 )
@@ -104,6 +105,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	payment.AddWorkers(workerSet, eng)
 	verifications := verificationEngine(a.store, a, ops)
 	verification.AddWorkers(workerSet, verifications)
+	po := payouts(a.store, a.payments, ops, a)
+	payout.AddWorkers(workerSet, po)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
@@ -125,7 +128,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring})
 	if err != nil {
 		ln.Close()
@@ -135,6 +138,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// section 6), with the payment as GET shows it.
 	a.payments.Render = srv.RenderPayment
 	verifications.Service.Render = srv.RenderVerification
+	po.Service.Render = srv.RenderPayout // and every payout's (the same rule)
 	if a.env == merchant.Sandbox && *role != "worker" {
 		if err := firstKey(ctx, a, base, stdout); err != nil {
 			ln.Close()

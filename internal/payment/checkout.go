@@ -142,7 +142,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 			}
 			return fe
 		}
-	} else if fe := schemeRules(saved.Scheme, cust); fe != nil {
+	} else if fe := SchemeRules(saved.Scheme, cust); fe != nil {
 		fe.Field = formField[fe.Field]
 		return fe
 	}

@@ -97,7 +97,7 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 		if n.Scheme == "" {
 			n.Scheme = card.Scheme(n.Card.Number)
 		}
-		if f := schemeRules(n.Scheme, n.Customer); f != nil {
+		if f := SchemeRules(n.Scheme, n.Customer); f != nil {
 			return f
 		}
 	case MethodApplePay, MethodGooglePay, MethodSamsungPay:
@@ -121,9 +121,10 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 	return nil
 }
 
-// schemeRules are the customer requirements by card scheme (client API:
-// Mastercard needs email; Visa needs names, email, country and line1).
-func schemeRules(scheme string, c *Customer) *fault.Error {
+// SchemeRules are the customer requirements by card scheme (client API:
+// Mastercard needs email; Visa needs names, email, country and line1). A
+// payout to a card follows the same rules (internal/payout), hence exported.
+func SchemeRules(scheme string, c *Customer) *fault.Error {
 	var need []string
 	get := func(field string) string {
 		if c == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
@@ -140,11 +141,16 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
 	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
 	payments.BINs = bins
+	po := &payout.Engine{Store: s, Ops: ops, Log: log, Transact: func(ctx context.Context, fn func(payout.EngineTx) error) error {
+		return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+	}, Service: &payout.Service{Sealer: kr, Now: clk.Now, NewID: newID, Providers: payments.Providers, BINs: bins}}
+	ops.Handle(payout.Resource, po.Handler())
 
 	workers := river.NewWorkers()
 	operation.AddWorkers(workers, ops)
 	payment.AddWorkers(workers, eng)
 	verification.AddWorkers(workers, verifications)
+	payout.AddWorkers(workers, po)
 	webhooks := addWebhookWorkers(workers, s, kr, clk, newID, log, o)
 	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
@@ -161,12 +167,13 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	metrics.ObserveBatches(s.BatchStats)
 	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
-	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Engine: eng, Log: log, Now: clk.Now,
+	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: log, Now: clk.Now,
 		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
 	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	payments.Render = srv.RenderPayment // as serve does: every status change makes its event
 	verifications.Service.Render = srv.RenderVerification
+	po.Service.Render = srv.RenderPayout
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL

@@ -346,6 +346,9 @@ func validBody(route string, e *env) []byte {
 		return []byte(verificationBody("walk-"+uuid.NewString(), luhnCard(int(uuid.New().ID()%1e9))))
 	case "POST /api/v1/card-verifications/{id}/verify":
 		return []byte(fmt.Sprintf(`{"code":"%d"}`, uuid.New().ID()))
+	case "POST /api/v1/payouts":
+		return []byte(`{"order_id":"walk-` + uuid.NewString() + `","amount_minor":100,"currency":"UAH","account":"main",
+			"payout_method":{"type":"google_pay","wallet":{"token":"sandbox_success"}}}`)
 	}
 	return nil
 }
@@ -375,9 +378,18 @@ func (w *statusWalker) resources() map[string]string {
 	require.NoError(w.t, json.Unmarshal(a.body, &events))
 	require.NotEmpty(w.t, events.Items)
 
+	var po struct {
+		PayoutID string `json:"payout_id"`
+	}
+	a = w.send(request{route: "POST /api/v1/payouts", target: "/api/v1/payouts", sign: true,
+		idemKey: newKey(), body: validBody("POST /api/v1/payouts", w.e)})
+	require.Equal(w.t, http.StatusCreated, a.status, "%s", a.body)
+	require.NoError(w.t, json.Unmarshal(a.body, &po))
+
 	ids := map[string]string{"/api/v1/payment-sessions/{id}": p.SessionID, "/api/v1/webhook-endpoints/{id}": ep.ID,
 		"/api/v1/events/{id}": events.Items[0].ID, "/api/v1/events/{id}/resend": events.Items[0].ID,
-		"/cabinet/v1/payment-method-tokens/{id}": savedCard(w.t, w.e, w.e.aKey.ID, "walk-payer").ID}
+		"/cabinet/v1/payment-method-tokens/{id}": savedCard(w.t, w.e, w.e.aKey.ID, "walk-payer").ID,
+		"/api/v1/payouts/{id}":                   po.PayoutID, "/api/v1/payouts/{id}/confirm": po.PayoutID}
 	var v struct {
 		VerificationID string `json:"verification_id"`
 	}

@@ -40,6 +40,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 		handle("GET /api/v1/card-verifications/{id}", s.getVerification())
 		handle("POST /api/v1/card-verifications/{id}/verify", s.verifyVerification())
 	}
+	handle("POST /api/v1/payouts", s.createPayout())
+	handle("GET /api/v1/payouts/{id}", s.getPayout())
+	handle("POST /api/v1/payouts/{id}/confirm", s.confirmPayout())
 
 	handle("POST /api/v1/webhook-endpoints", s.createWebhookEndpoint())
 	handle("GET /api/v1/webhook-endpoints", s.listWebhookEndpoints())

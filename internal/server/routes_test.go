@@ -18,9 +18,6 @@ var notYetServed = map[string]bool{
 	"POST /api/v1/subscriptions/{id}/pause":  true,
 	"POST /api/v1/subscriptions/{id}/resume": true,
 	"POST /api/v1/subscriptions/{id}/cancel": true,
-	"POST /api/v1/payouts":                   true,
-	"GET /api/v1/payouts/{id}":               true,
-	"POST /api/v1/payouts/{id}/confirm":      true,
 }
 
 // TestRoutesMatchDocument: every registered API route (/api/v1 and the

@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/verification"
@@ -55,6 +56,7 @@ type Server struct {
 	payments  *payment.Service
 	// verifications are card verifications (internal/verification).
 	verifications *verification.Service
+	payouts       *payout.Service
 	validator     *openapi.Validator
 	log           *slog.Logger
 	now           func() time.Time
@@ -76,6 +78,8 @@ type Deps struct {
 	Payments  *payment.Service
 	// Verifications are card verifications; nil: their routes are off.
 	Verifications *verification.Service
+	// Payouts serves /payouts; nil: those routes answer 404.
+	Payouts *payout.Service
 	// Engine runs provider calls the checkout makes itself (the provider's
 	// own page for provider_redirect channels); nil: that mode is off.
 	// Only the checkout uses it.
@@ -108,7 +112,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
-		payments: d.Payments, verifications: d.Verifications, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
+		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
 		RequestID: requestID, StatusOf: statusOf}
