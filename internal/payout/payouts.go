@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/country"
@@ -149,6 +150,7 @@ type EventTx = payment.EventTx
 type WriteTx interface {
 	UpdatePayout(ctx context.Context, p *Payout) error
 	EventTx
+	allowance.Tx
 }
 
 // CreateTx is what accepting a payout needs in the request's transaction.
@@ -159,6 +161,7 @@ type CreateTx interface {
 	ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error)
 	FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 	operation.QueueTx
+	allowance.Tx
 	cardinfo.Matcher
 	EventTx
 }
@@ -214,9 +217,14 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	default:
 		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
-	// ALLOWANCE: the payout allowance's reservation goes here, in this
-	// transaction, before the payout is stored (422 limit_exceeded;
-	// internal/allowance, issue 12). Nothing is reserved yet.
+	// The payout allowance reserves the amount in this transaction, before
+	// the payout is stored: over it, 422 limit_exceeded and nothing is
+	// created (docs/design/decisions.md section 12).
+	if err := allowance.Reserve(ctx, tx, allowance.Hold{KeyID: p.AccessKeyID, Allowance: allowance.Payout,
+		Currency: p.Currency, AmountMinor: p.AmountMinor, Resource: Resource, ResourceID: p.ID,
+		At: p.CreatedAt}); err != nil {
+		return nil, err
+	}
 	if err := tx.CreatePayout(ctx, p); err != nil {
 		if errors.Is(err, ErrDuplicateOrderID) {
 			return nil, fault.OnField(fault.DuplicateOrderID, "order_id", "this key already has a payout with this order_id")
@@ -277,6 +285,7 @@ func (s *Service) channel(ctx context.Context, tx CreateTx, key merchant.Key, in
 type ConfirmTx interface {
 	WriteTx
 	operation.QueueTx
+	allowance.Tx
 }
 
 // Confirm queues the confirmation of a requires_action payout
@@ -322,7 +331,27 @@ func (s *Service) save(ctx context.Context, tx WriteTx, p *Payout) error {
 	if err := tx.UpdatePayout(ctx, p); err != nil {
 		return err
 	}
+	if err := settleAllowance(ctx, tx, p); err != nil {
+		return err
+	}
 	return s.changed(ctx, tx, p)
+}
+
+// settleAllowance ends the payout's reservation when it reaches an
+// outcome (docs/design/decisions.md section 12): succeeded consumes it,
+// declined and failed release it. The reservation stands while the payout
+// is processing, requires_action or manual_review.
+func settleAllowance(ctx context.Context, tx allowance.Tx, p *Payout) error {
+	if p.Status == p.StoredStatus {
+		return nil
+	}
+	switch p.Status {
+	case Succeeded:
+		return allowance.Settle(ctx, tx, Resource, p.ID, p.AmountMinor, p.UpdatedAt)
+	case Declined, Failed:
+		return allowance.Settle(ctx, tx, Resource, p.ID, 0, p.UpdatedAt)
+	}
+	return nil
 }
 
 // changed records the event of a status change, once.
