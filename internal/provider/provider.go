@@ -314,6 +314,21 @@ type Verifications interface {
 	VerificationStatus(ctx context.Context, r StatusRequest) (VerificationResult, error)
 }
 
+// VerificationReleases is an acquirer whose verification holds Paygate can
+// release early, when a verification expires unverified
+// (docs/design/decisions.md section 15). An acquirer that lets such holds
+// go by itself need not offer it.
+type VerificationReleases interface {
+	ReleaseVerification(ctx context.Context, r ReleaseRequest) (VerificationResult, error)
+}
+
+// ReleaseRequest lets a verification's hold go.
+type ReleaseRequest struct {
+	OperationID string
+	ProviderID  string
+	Profile     string
+}
+
 // Payouts is an acquirer that sends money to cards and wallets (capability
 // Debit; docs/design/decisions.md section 15).
 type Payouts interface {

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -175,6 +176,21 @@ func TestCardVerifications(t *testing.T) {
 			require.Equal(t, "failed", got.Status)
 			require.Equal(t, "verification_expired", got.DeclineCode)
 			require.Equal(t, "verification_not_awaiting_code", errorCode(t, e.verifyCode(e.a, v.VerificationID, "1234")))
+			// The provider is asked to let the hold go (decisions section 15).
+			released := func() int {
+				n := 0
+				for _, en := range e.acquirer.Ledger() {
+					if en.Kind == acquirer.EntryRelease && en.Reason == "expired" && en.CardMask == got.CardMask {
+						n++
+					}
+				}
+				return n
+			}
+			for deadline := time.Now().Add(30 * time.Second); released() == 0 && time.Now().Before(deadline); {
+				e.clock.Add(time.Second)
+				time.Sleep(20 * time.Millisecond) // River's workers poll in real time
+			}
+			require.Equal(t, 1, released(), "the hold was released once at the acquirer")
 		})
 
 		t.Run("ids of other keys and resources are 404", func(t *testing.T) {

@@ -38,6 +38,7 @@ type EngineStore interface {
 // transaction, and what the expiry job writes.
 type EngineTx interface {
 	operation.Tx
+	operation.QueueTx
 	FindVerificationByID(ctx context.Context, id string) (*Verification, error)
 	WriteTx
 }
@@ -77,6 +78,7 @@ type call struct {
 	v    *Verification
 	ch   merchant.Channel
 	prov provider.Verifications
+	raw  provider.Provider // for the optional interfaces beyond Verifications
 }
 
 // Load implements operation.Handler.
@@ -93,7 +95,7 @@ func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.C
 	if err != nil {
 		return nil, err
 	}
-	return &call{op: op, v: v, ch: ch, prov: provider.VerificationsOf(prov)}, nil
+	return &call{op: op, v: v, ch: ch, prov: provider.VerificationsOf(prov), raw: prov}, nil
 }
 
 // Send implements operation.Call.
@@ -122,6 +124,14 @@ func (c *call) Send(ctx context.Context, raw []byte) (operation.Outcome, error) 
 	case OpVerify:
 		res, err = c.prov.Verify(ctx, provider.VerifyRequest{OperationID: c.op.ID, ProviderID: c.v.ProviderID,
 			Code: sec.Code, Profile: c.ch.Profile})
+	case OpRelease:
+		rel, ok := c.raw.(provider.VerificationReleases)
+		if !ok {
+			// The acquirer lets the hold go by itself: nothing to ask.
+			return Outcome{VerificationResult: provider.VerificationResult{Status: provider.StatusFailed}, Decided: true}, nil
+		}
+		res, err = rel.ReleaseVerification(ctx, provider.ReleaseRequest{OperationID: c.op.ID, ProviderID: c.v.ProviderID,
+			Profile: c.ch.Profile})
 	default:
 		err = provider.Errorf(provider.Invalid, "unknown operation kind %q", c.op.Kind)
 	}
@@ -260,7 +270,12 @@ func (w *ExpireWorker) Work(ctx context.Context, job *river.Job[ExpireArgs]) err
 			return nil
 		}
 		v.Status, v.DeclineCode, v.UpdatedAt = Failed, DeclineExpired, now
-		return e.Service.save(ctx, tx, v)
+		if err := e.Service.save(ctx, tx, v); err != nil {
+			return err
+		}
+		// The provider is asked to let the hold go, as an operation of its
+		// own: retried, never lost, recorded without a status change.
+		return e.Service.queue(ctx, tx, v, OpRelease, nil)
 	})
 	if err == nil && wait > 0 {
 		return river.JobSnooze(wait)

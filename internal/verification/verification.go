@@ -20,6 +20,9 @@ const Resource = "card_verification"
 const (
 	OpCreate = "create" // the LookUp: hold a sum, send the payer a code
 	OpVerify = "verify" // submit one code
+	// OpRelease lets the hold go when the verification expired unverified
+	// (docs/design/decisions.md section 15); it changes no status here.
+	OpRelease = "release"
 )
 
 // Status is where a verification stands (OpenAPI schema CardVerification).

@@ -28,6 +28,15 @@ func (a *Adapter) Verify(ctx context.Context, r provider.VerifyRequest) (provide
 		r.Profile, r.OperationID, wire.CodeRequest{Code: r.Code})
 }
 
+// ReleaseVerification implements provider.VerificationReleases.
+func (a *Adapter) ReleaseVerification(ctx context.Context, r provider.ReleaseRequest) (provider.VerificationResult, error) {
+	if err := required(r.OperationID, r.ProviderID); err != nil {
+		return provider.VerificationResult{}, err
+	}
+	return a.verification(ctx, http.MethodPost, "/v1/verifications/"+url.PathEscape(r.ProviderID)+"/release",
+		r.Profile, r.OperationID, struct{}{})
+}
+
 // VerificationStatus implements provider.Verifications, by the operation id that
 // created the verification.
 func (a *Adapter) VerificationStatus(ctx context.Context, r provider.StatusRequest) (provider.VerificationResult, error) {

@@ -173,6 +173,7 @@ func (s *Server) routes() {
 	m.Handle("GET /v1/verifications/{id}", s.get(s.getVerification))
 	m.Handle("GET /v1/verifications/by-operation/{op}", s.get(s.getVerificationByOperation))
 	m.Handle("POST /v1/verifications/{id}/verify", s.post(s.verify))
+	m.Handle("POST /v1/verifications/{id}/release", s.post(s.release))
 
 	m.Handle("POST /v1/payouts", s.post(s.createPayout))
 	m.Handle("GET /v1/payouts/{id}", s.get(s.getPayout))

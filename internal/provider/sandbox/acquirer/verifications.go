@@ -98,6 +98,25 @@ func (s *Server) verify(r *http.Request, c *call) answer {
 	return verificationAnswer(http.StatusOK, v)
 }
 
+// release ends a verification still waiting for its code, at Paygate's
+// request when it expires (docs/design/decisions.md section 15): the
+// blocked sum is let go and the verification fails with
+// verification_expired. A verification that already ended is answered as
+// it stands.
+func (s *Server) release(r *http.Request, c *call) answer {
+	v := s.st.Verifications[r.PathValue("id")]
+	if v == nil {
+		return notFound()
+	}
+	if v.Status != wire.StatusCodeSent {
+		return verificationAnswer(http.StatusOK, v)
+	}
+	v.Status, v.DeclineCode, v.UpdatedAt = wire.StatusFailed, "verification_expired", s.now()
+	s.recordLocked(Entry{Kind: EntryRelease, OperationID: v.OperationID, CausedBy: c.key, ResourceID: v.ID,
+		AmountMinor: v.HoldMinor, Currency: v.Currency, CardMask: v.Card.Mask, Reason: "expired"})
+	return verificationAnswer(http.StatusOK, v)
+}
+
 func (s *Server) getVerification(r *http.Request, _ *call) answer {
 	return s.getVerificationByID(r.PathValue("id"))
 }
