@@ -35,6 +35,8 @@ func wireType(scenario string) (name string, fresh func() any) {
 		return "openapi.CreatePayment", func() any { return new(openapi.CreatePayment) }
 	case "direct", "direct-complete":
 		return "openapi.DirectPayment", func() any { return new(openapi.DirectPayment) }
+	case "payouts":
+		return "openapi.CreatePayout", func() any { return new(openapi.CreatePayout) }
 	}
 	return "", nil
 }

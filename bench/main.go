@@ -11,6 +11,7 @@
 //
 //	go run ./bench -scenario sessions -db sqlite -rate 300 -duration 10s
 //	go run ./bench -scenario direct -db postgres -rate 300 -duration 10s
+//	go run ./bench -scenario payouts -db postgres -rate 200 -duration 10s
 //
 // A sweep runs one fresh bounded run per offered rate, prints the table and
 // the highest rate whose p99 stayed under the bound, and plots p50 and p99

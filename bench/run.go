@@ -21,7 +21,7 @@ import (
 )
 
 // scenarioNames are the load scenarios, for -scenario.
-const scenarioNames = "sessions | session-get | channels | bin-lookup | direct | direct-complete | payment-get"
+const scenarioNames = "sessions | session-get | channels | bin-lookup | direct | direct-complete | payment-get | payouts"
 
 type config struct {
 	scenario string
@@ -287,8 +287,9 @@ func (c *commitCounter) perPayment(ctx context.Context, payments int) (perPaymen
 // scenarioTargeter signs each request afresh (a new nonce, and for a POST a
 // new Idempotency-Key), as a merchant's backend would.
 func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vegeta.Targeter, error) {
-	sign := func(method, target string, body []byte) func(*vegeta.Target) error {
+	signEach := func(method, target string, next func() []byte) func(*vegeta.Target) error {
 		return func(t *vegeta.Target) error {
+			body := next()
 			r, _ := http.NewRequest(method, cl.BaseURL+target, nil)
 			cl.Sign(r, body)
 			t.Method, t.URL, t.Body, t.Header = method, cl.BaseURL+target, body, r.Header
@@ -298,6 +299,9 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 			}
 			return nil
 		}
+	}
+	sign := func(method, target string, body []byte) func(*vegeta.Target) error {
+		return signEach(method, target, func() []byte { return body })
 	}
 	switch name {
 	case "sessions":
@@ -327,6 +331,10 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 			return nil, err
 		}
 		return sign(http.MethodGet, "/api/v1/payments/"+p.PaymentID, nil), nil
+	case "payouts":
+		// order_id is unique per key for payouts (docs/payouts.md): each
+		// request names its own.
+		return signEach(http.MethodPost, "/api/v1/payouts", payoutBody), nil
 	}
 	return nil, fmt.Errorf("unknown scenario %q (%s)", name, scenarioNames)
 }
@@ -438,4 +446,14 @@ func directBody() []byte {
 	return []byte(fmt.Sprintf(`{"order_id":"bench","amount_minor":1999,"currency":"USD","customer":{"email":"bench@example.com"},
 		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
 		time.Now().Year()+2))
+}
+
+// payoutBody is a payout to a Visa card the sandbox pays out, with the
+// customer fields a Visa transfer carries (docs/sandbox.md), under a fresh
+// order_id.
+func payoutBody() []byte {
+	return []byte(fmt.Sprintf(`{"order_id":"bench-%s","amount_minor":2500,"currency":"USD","account":"bench",
+		"customer":{"first_name":"Ada","last_name":"Lovelace","email":"bench@example.com","billing_address":{"country":"GB","line1":"1 Street"}},
+		"payout_method":{"type":"card","card":{"number":"4242424242424242","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
+		uuid.NewString(), time.Now().Year()+2))
 }

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// TestScenarios runs two load scenarios briefly at a low rate on each
+// TestScenarios runs three load scenarios briefly at a low rate on each
 // database, with both ceilings measured for a moment: the harness itself
 // works end to end, not the figures.
 func TestScenarios(t *testing.T) {
 	databases(t, func(t *testing.T, db string) {
-		for _, scenario := range []string{"sessions", "direct-complete"} {
+		for _, scenario := range []string{"sessions", "direct-complete", "payouts"} {
 			t.Run(scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()

@@ -22,6 +22,20 @@ type bolaResult struct {
 	paths, ids, probes int
 	failures           []string // answers to key B other than 404
 	controlFailures    []string // key A could not read its own resource: the probe would prove nothing
+	// uncovered are the paths no id of their own kind was probed on (a
+	// payout's id on /payouts/{id}…): key A's flows create none yet.
+	uncovered []string
+}
+
+// ownKind is the kind of id a path with {id} takes: the path segment that
+// names the resource, /api/v1/<kind>/{id}… or /cabinet/v1/<kind>/{id}…; the
+// cabinet's payment-method tokens are the saved cards' ids.
+func ownKind(path string) string {
+	kind := strings.Split(path, "/")[3]
+	if kind == "payment-method-tokens" {
+		return "saved-cards"
+	}
+	return kind
 }
 
 var pathParamRe = regexp.MustCompile(`\{[^}]+\}`)
@@ -57,7 +71,10 @@ func probeBOLA(ctx context.Context, a, b *client.Client, ids map[string][]string
 		if err != nil {
 			return res, err
 		}
-		own := strings.Split(op.Path, "/")[3] // /api/v1/<kind>/{id}…
+		own := ownKind(op.Path)
+		if len(ids[own]) == 0 {
+			res.uncovered = append(res.uncovered, op.Method+" "+op.Path)
+		}
 		for _, kind := range kinds {
 			target := pathParamRe.ReplaceAllString(op.Path, ids[kind][0])
 			resp, err := b.Do(ctx, client.Request{Method: op.Method, Target: target, Body: body})
@@ -76,6 +93,17 @@ func probeBOLA(ctx context.Context, a, b *client.Client, ids map[string][]string
 					res.controlFailures = append(res.controlFailures, fmt.Sprintf("%s %s answered key A %d", op.Method, target, resp.Status))
 				}
 			}
+		}
+	}
+	// The saved card's id is a payment-method token's id: key A finds it in
+	// its own list, so B's DELETE probed a real token.
+	if cards := ids["saved-cards"]; len(cards) > 0 {
+		resp, err := a.Do(ctx, client.Request{Method: http.MethodGet, Target: "/cabinet/v1/payment-method-tokens"})
+		if err != nil {
+			return res, err
+		}
+		if resp.Status != http.StatusOK || !strings.Contains(string(resp.Body), cards[0]) {
+			res.controlFailures = append(res.controlFailures, fmt.Sprintf("key A's saved card %s is not in its payment-method tokens: %d", cards[0], resp.Status))
 		}
 	}
 	return res, nil

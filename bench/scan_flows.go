@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -152,26 +153,97 @@ func (f *pciFlows) verification(year int) error {
 	return nil
 }
 
-// payout sends a payout to the canary card, when the API serves payouts.
+// payoutCustomer is the customer a Visa payout carries (the canary cards
+// are Visa).
+const payoutCustomer = `"customer":{"first_name":"Pci","last_name":"Canary","email":"pci@example.com","billing_address":{"country":"GB","line1":"1 Canary Wharf"}}`
+
+// payout sends a payout to the canary card, then one to the sandbox's 3DS
+// payout card confirmed with the canary payout code (a wrong one: the
+// payout declines, the code must vanish all the same), when the API serves
+// payouts; both are driven to a final status, so that the provider has seen
+// the card and the code.
 func (f *pciFlows) payout(year int) error {
-	resp, err := f.do("POST", "/api/v1/payouts", fmt.Sprintf(
-		`{"order_id":"pci-payout","amount_minor":4500,"currency":"USD","account":"pci-account",`+
+	body := func(order, number string) string {
+		return fmt.Sprintf(`{"order_id":%q,"amount_minor":4500,"currency":"USD","account":"pci-account",%s,`+
 			`"payout_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"Pci Canary"}}}`,
-		canaryCard, year, canaryCVV))
+			pciOrderPrefix+order, payoutCustomer, number, year, canaryCVV)
+	}
+	id, err := f.createPayout(body("payout", canaryCard))
+	if err != nil || id == "" {
+		return err
+	}
+	f.flows = append(f.flows, "payout")
+	if _, err := f.payoutUntil(id, "succeeded", "declined", "failed"); err != nil {
+		return err
+	}
+	id, err = f.createPayout(body("payout-3ds", payout3DSCard))
 	if err != nil {
 		return err
 	}
+	if _, err := f.payoutUntil(id, "requires_action"); err != nil {
+		return err
+	}
+	resp, err := f.do("POST", "/api/v1/payouts/"+id+"/confirm", fmt.Sprintf(`{"value":%q}`, canaryPayoutOTP))
+	if err != nil {
+		return err
+	}
+	if resp.Status != http.StatusOK {
+		return fmt.Errorf("payout confirm: %d %s", resp.Status, truncate(resp.Body, 300))
+	}
+	status, err := f.payoutUntil(id, "succeeded", "declined", "failed")
+	if err != nil {
+		return err
+	}
+	if status != "declined" {
+		return fmt.Errorf("the 3DS payout confirmed with a wrong code ended %s, not declined", status)
+	}
+	f.flows = append(f.flows, "3DS payout + one-time code")
+	return nil
+}
+
+// createPayout creates a payout and keeps its id; "" when payouts are not
+// served.
+func (f *pciFlows) createPayout(body string) (string, error) {
+	resp, err := f.do("POST", "/api/v1/payouts", body)
+	if err != nil {
+		return "", err
+	}
 	if resp.Status == http.StatusNotFound {
 		f.notServed = append(f.notServed, "payouts")
-		return nil
+		return "", nil
 	}
 	var p struct {
 		ID string `json:"payout_id"`
 	}
 	if resp.Status != http.StatusCreated || json.Unmarshal(resp.Body, &p) != nil {
-		return fmt.Errorf("payout: %d %s", resp.Status, truncate(resp.Body, 300))
+		return "", fmt.Errorf("payout: %d %s", resp.Status, truncate(resp.Body, 300))
 	}
 	f.keep("payouts", p.ID)
-	f.flows = append(f.flows, "payout")
-	return nil
+	return p.ID, nil
+}
+
+// payoutUntil polls a payout until its status is one of want, for a minute
+// at most, and returns that status.
+func (f *pciFlows) payoutUntil(id string, want ...string) (string, error) {
+	var p struct {
+		Status string `json:"status"`
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		resp, err := f.do("GET", "/api/v1/payouts/"+id, "")
+		if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(resp.Body, &p); err != nil {
+			return "", err
+		}
+		if slices.Contains(want, p.Status) {
+			return p.Status, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("payout %s still %s after a minute, waiting for %v", id, p.Status, want)
+		}
+		if err := sleepCtx(f.ctx, 20*time.Millisecond); err != nil { // polling the payout's status
+			return "", err
+		}
+	}
 }

@@ -176,12 +176,13 @@ type canary struct {
 
 // canaries: the card number plain, grouped with spaces or dashes, and its
 // last 13 digits (a mask must hide all but the first six and the last
-// four); the same for the Luhn-failing variant the API refused; the CVV and
+// four); the same for the Luhn-failing variant the API refused and for the
+// challenged payout card; the CVV and
 // codes as whole values (a short number can occur inside an id); the
 // phone in its spellings; the wallet marker.
 var canaries = func() []canary {
 	var out []canary
-	for _, number := range []string{canaryCard, canaryCard[:15] + "1"} {
+	for _, number := range []string{canaryCard, canaryCard[:15] + "1", payout3DSCard} {
 		grouped := number[:4] + "[ -]" + number[4:8] + "[ -]" + number[8:12] + "[ -]" + number[12:]
 		out = append(out,
 			canary{"card number " + number[:6] + "…", regexp.MustCompile(number + "|" + grouped)},
@@ -195,6 +196,7 @@ var canaries = func() []canary {
 		canary{"CVV", whole(canaryCVV)},
 		canary{"one-time code", whole(canaryOTP)},
 		canary{"verification code", whole(canaryVerify)},
+		canary{"payout one-time code", whole(canaryPayoutOTP)},
 		canary{"phone number", regexp.MustCompile(digits + "|" + digits[:3] + "[ -.]" + digits[3:6] + "[ -.]" + digits[6:])},
 		canary{"wallet payload", regexp.MustCompile(canaryWallet)},
 	)

@@ -69,6 +69,8 @@ func TestCanaryPatterns(t *testing.T) {
 		`cvv=8317&x`,
 		`"value":"48213597"`,
 		`code 90817263.`,
+		`{"value":"52917364"}`,
+		`{"number":"4000000000003220"}`,
 		`tel: 202-555-7391`,
 		`{"extra":"` + canaryWallet + `"}`,
 	} {
@@ -76,7 +78,7 @@ func TestCanaryPatterns(t *testing.T) {
 			t.Errorf("%q: no hit", leak)
 		}
 	}
-	clean := `{"id":"01a201af-8317-706c-9cf0-690c9be1be1a","at":"2026-11-23T05:17:01.83172Z","masked":"` + canaryMask + `"}`
+	clean := `{"id":"01a201af-8317-706c-9cf0-690c9be1be1a","at":"2026-11-23T05:17:01.83172Z","masked":"` + canaryMask + `","payout":"400000******3220"}`
 	if s := scanCanaries([]pciSource{{"logs", clean}}); len(s.hits) > 0 {
 		t.Errorf("false hits: %v", s.hits)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,11 +31,13 @@ const (
 	canaryCVV    = "8317"
 	canaryPhone  = "2025550100"
 	canaryWallet = "wallet-canary-5d1e"
-	canaryCode   = "7305918246" // a wrong verification code
+	canaryCode   = "7305918246"       // a wrong verification code
+	payoutCode   = "6402718359"       // a wrong code for a challenged payout
+	payout3DS    = "4000000000003220" // the sandbox's challenged payout card (docs/sandbox.md)
 )
 
-// TestPCICanary runs payments with canary data through every path that
-// carries card data, then scans the database, the logs (debug level), the
+// TestPCICanary runs payments, a card verification and payouts with canary
+// data through every path that carries card data or a code, then scans the database, the logs (debug level), the
 // job arguments and every answer: none of it appears anywhere
 // (docs/design/decisions.md section 8).
 func TestPCICanary(t *testing.T) {
@@ -114,11 +117,43 @@ func TestPCICanary(t *testing.T) {
 			do("POST", "/api/v1/card-verifications/"+vid.ID+"/verify", `{"code":"`+canaryCode+`"}`)
 			do("POST", "/api/v1/card-verifications/"+vid.ID+"/verify", `{"code":"`+canaryCard[12:]+`"}`)
 			require.Eventually(t, func() bool { return get() == "verified" }, 30*time.Second, 20*time.Millisecond)
+
+			// Payouts (docs/payouts.md): one to the canary card, one to the
+			// challenged card confirmed with a canary code (a wrong one: it
+			// declines), both driven to the end so the provider saw them.
+			var po struct {
+				ID     string `json:"payout_id"`
+				Status string `json:"status"`
+			}
+			payout := func(method, target, body string) string {
+				resp, err := c.Do(ctx, client.Request{Method: method, Target: target, Body: []byte(body)})
+				require.NoError(t, err)
+				answers.Write(resp.Body)
+				require.NoError(t, json.Unmarshal(resp.Body, &po), "%s", resp.Body)
+				return po.Status
+			}
+			payoutUntil := func(want ...string) string {
+				require.Eventually(t, func() bool { return slices.Contains(want, payout("GET", "/api/v1/payouts/"+po.ID, "")) },
+					30*time.Second, 20*time.Millisecond, "payout %s is %s", po.ID, po.Status)
+				return po.Status
+			}
+			payoutBody := func(order, number string) string {
+				return fmt.Sprintf(`{"order_id":%q,"amount_minor":100,"currency":"USD","account":"pci",
+					"customer":{"first_name":"A","last_name":"B","email":"a@b.example","billing_address":{"country":"GB","line1":"1 St"}},
+					"payout_method":{"type":"card","card":{"number":%q,"expire_month":11,"expire_year":%d,"cvv":%q,"cardholder":"A B"}}}`,
+					order, number, year, canaryCVV)
+			}
+			require.Equal(t, "processing", payout("POST", "/api/v1/payouts", payoutBody("pci-p", canaryCard)))
+			require.Equal(t, "succeeded", payoutUntil("succeeded", "declined", "failed"))
+			require.Equal(t, "processing", payout("POST", "/api/v1/payouts", payoutBody("pci-p3", payout3DS)))
+			payoutUntil("requires_action")
+			require.Equal(t, "processing", payout("POST", "/api/v1/payouts/"+po.ID+"/confirm", `{"value":"`+payoutCode+`"}`))
+			require.Equal(t, "declined", payoutUntil("succeeded", "declined", "failed"))
 			require.NoError(t, srv.stop()) // flush everything to disk
 
 			dump := databaseText(t, db.Name, env)
 			for name, text := range map[string]string{"database": dump, "logs": srv.stderr.String(), "answers": answers.String()} {
-				for _, canary := range []string{canaryCard, canaryCard[:15] + "1", canaryPhone, canaryWallet, canaryCode} {
+				for _, canary := range []string{canaryCard, canaryCard[:15] + "1", canaryPhone, canaryWallet, canaryCode, payoutCode, payout3DS} {
 					require.NotContains(t, text, canary, "%s holds a canary", name)
 				}
 			}
@@ -132,6 +167,7 @@ func TestPCICanary(t *testing.T) {
 			require.Contains(t, dump, "pci-payer")
 			require.Contains(t, dump, "400005******5556")
 			require.Contains(t, dump, "payment.operate", "job arguments are part of the scan")
+			require.Contains(t, dump, "400000******3220", "the payouts are part of the scan")
 			require.Contains(t, srv.stderr.String(), `"route":"POST /api/v1/payments/direct"`)
 		})
 	}
