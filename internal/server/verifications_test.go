@@ -176,7 +176,7 @@ func TestCardVerifications(t *testing.T) {
 			require.Equal(t, "failed", got.Status)
 			require.Equal(t, "verification_expired", got.DeclineCode)
 			require.Equal(t, "verification_not_awaiting_code", errorCode(t, e.verifyCode(e.a, v.VerificationID, "1234")))
-			// The provider is asked to let the hold go (decisions section 15).
+			// The provider is asked to let the hold go (docs/design/decisions.md section 15).
 			released := func() int {
 				n := 0
 				for _, en := range e.acquirer.Ledger() {
