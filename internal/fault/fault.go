@@ -9,6 +9,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a machine-readable error code, as listed in
@@ -61,6 +62,9 @@ type Error struct {
 	Field     string
 	Retryable bool
 	Details   map[string]any
+	// RetryAfter, for rate_limited, is when a retry can succeed (the
+	// Retry-After header); zero: one second.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -34,7 +34,10 @@ func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSes
 		if err != nil {
 			return err
 		}
-		if p.ExpiresAt != nil && now.Before(*p.ExpiresAt) && (p.Status == Created || p.Status == AwaitingPaymentData) {
+		// Before the deadline it waits, whatever the status: an attempt
+		// declined just before it reopens the session, which this job
+		// must then still expire (and release its allowance).
+		if p.ExpiresAt != nil && now.Before(*p.ExpiresAt) && !p.Status.Final() {
 			wait = p.ExpiresAt.Sub(now) + time.Second
 			return nil
 		}

@@ -19,7 +19,10 @@ import (
 type EngineStore interface {
 	FindPayoutByID(ctx context.Context, id string) (*Payout, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-	FindSavedCardForKey(ctx context.Context, keyID, id string) (*savedcard.Card, error)
+	// FindSavedCardForCharge finds the card an accepted payout goes to,
+	// deleted since or not: the payout was accepted with it
+	// (docs/api.md, "Stored cards").
+	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 }
 
 // EngineTx is what recording a payout's outcome writes, in the operation
@@ -115,7 +118,7 @@ func (c *call) Send(ctx context.Context, secret []byte) (operation.Outcome, erro
 			req.Browser = &provider.Browser{IP: p.PayerIP, Snapshot: p.Device}
 		}
 		if p.SavedCardID != "" {
-			sc, err := c.e.Store.FindSavedCardForKey(ctx, p.AccessKeyID, p.SavedCardID)
+			sc, err := c.e.Store.FindSavedCardForCharge(ctx, p.AccessKeyID, p.SavedCardID)
 			if err != nil {
 				return nil, err
 			}

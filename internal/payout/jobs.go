@@ -52,7 +52,9 @@ func (w *ExpireActionWorker) Work(ctx context.Context, job *river.Job[ExpireActi
 	if err != nil {
 		return err
 	}
-	res, err := provider.PayoutsOf(prov).ConfirmPayout(ctx, provider.ConfirmRequest{ProviderID: p.ProviderID, Profile: ch.Profile})
+	// Asked by the operation that created it: a status question, which
+	// changes nothing at the provider (a confirm would).
+	res, err := provider.PayoutsOf(prov).PayoutStatus(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
 	if err == nil && (res.Status == provider.StatusSucceeded || res.Status == provider.StatusDeclined || res.Status == provider.StatusFailed) {
 		return e.Ops.Record(ctx, job.Args.OperationID, Outcome{res})
 	}

@@ -292,8 +292,10 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool
 		a, err := fn(ctx, tx)
 		if err != nil {
 			f, ok := fault.As(err)
-			if !ok || statusOf(f.Code) >= 500 {
-				return err // not stored: a retry runs again
+			if !ok || statusOf(f.Code) >= 500 || f.Retryable || retryable[f.Code] {
+				// Not stored: a retry runs again (a fault of ours, or a
+				// refusal that passes with time, such as rate_limited).
+				return err
 			}
 			// A refusal after the point of no return is stored like a success
 			// (docs/design/decisions.md section 2), without whatever the

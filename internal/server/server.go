@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -224,7 +225,7 @@ func (p *statusProbe) WriteHeader(status int)      { p.status = status }
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, f *fault.Error) {
 	status, body := errorBody(f, requestID(r.Context()))
 	if f.Code == fault.RateLimited {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", retryAfter(f.RetryAfter))
 	}
 	writeJSON(w, status, body)
 }
@@ -287,3 +288,9 @@ func (r *recorder) WriteHeader(status int) {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// retryAfter is a Retry-After value in whole seconds, at least one.
+func retryAfter(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	return strconv.FormatInt(max(s, 1), 10)
+}

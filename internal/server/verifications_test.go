@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -222,14 +223,25 @@ func TestCardVerifications(t *testing.T) {
 			e.createVerification(e.a, "v-limit-1", number)
 			e.createVerification(e.b, "v-limit-2", number) // another key counts too
 			e.createVerification(e.a, "v-limit-3", number)
-			r := e.post(e.b, "/api/v1/card-verifications", verificationBody("v-limit-4", number))
+			fourth := client.Request{Method: "POST", Target: "/api/v1/card-verifications", IdempotencyKey: "v-limit-4-key",
+				Body: []byte(verificationBody("v-limit-4", number))}
+			r, err := e.b.Do(context.Background(), fourth)
+			require.NoError(t, err)
 			require.Equal(t, http.StatusTooManyRequests, r.Status)
 			require.Equal(t, "rate_limited", errorCode(t, r))
 			require.NotContains(t, string(r.Body), number)
-			// Another card is not limited, and the card is again a day later.
+			wait, err := strconv.Atoi(r.Header.Get("Retry-After"))
+			require.NoError(t, err)
+			require.InDelta(t, 24*3600, wait, 60, "Retry-After: when the oldest check leaves the window")
+			// Another card is not limited, and the card is again a day later:
+			// the same request (same Idempotency-Key) then succeeds, because
+			// a rate_limited refusal is not stored as its answer.
 			e.createVerification(e.b, "v-limit-5", luhnCard(7))
 			e.clock.Add(24 * time.Hour)
-			e.createVerification(e.b, "v-limit-6", number)
+			r, err = e.b.Do(context.Background(), fourth)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			require.False(t, r.Replayed())
 		})
 
 		t.Run("a key without direct card data is 403", func(t *testing.T) {

@@ -118,22 +118,23 @@ func (q Queries) UpdateVerification(ctx context.Context, v *verification.Verific
 }
 
 // LockCardChecks holds the card hashes until the transaction ends and
-// counts the checks of the card since then (docs/design/decisions.md
+// counts the checks of the card since then, with the oldest of them (when
+// it leaves the window, a check is free again) (docs/design/decisions.md
 // section 15). PostgreSQL takes a transaction-scoped advisory lock per
 // hash, so that two requests for one card never both count two; SQLite's
 // transactions already hold the database's one write lock.
-func (q Queries) LockCardChecks(ctx context.Context, hashes []string, since time.Time) (int, error) {
+func (q Queries) LockCardChecks(ctx context.Context, hashes []string, since time.Time) (int, time.Time, error) {
 	if q.tx == nil {
-		return 0, ErrNeedsTx
+		return 0, time.Time{}, ErrNeedsTx
 	}
 	if len(hashes) == 0 {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
 	if q.dialect == Postgres {
 		// The active key's hash names the card: one lock, whatever the ring.
 		sum := sha256.Sum256([]byte("card_check:" + hashes[0]))
 		if _, err := q.q.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(binary.BigEndian.Uint64(sum[:8]))); err != nil {
-			return 0, err
+			return 0, time.Time{}, err
 		}
 	}
 	args := []any{micros(since)}
@@ -142,10 +143,10 @@ func (q Queries) LockCardChecks(ctx context.Context, hashes []string, since time
 		args = append(args, h)
 		marks[i] = "$" + strconv.Itoa(i+2)
 	}
-	var n int
-	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM card_checks WHERE created_at > $1 AND card_hash IN (`+
-		strings.Join(marks, ", ")+`)`, args...).Scan(&n)
-	return n, err
+	var n, oldest int64
+	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MIN(created_at), 0) FROM card_checks
+		WHERE created_at > $1 AND card_hash IN (`+strings.Join(marks, ", ")+`)`, args...).Scan(&n, &oldest)
+	return int(n), fromMicros(oldest), err
 }
 
 // RecordCardCheck records one verification of a card, by its keyed hash.

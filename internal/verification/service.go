@@ -78,7 +78,7 @@ type CreateTx interface {
 	// LockCardChecks holds the card hashes until the transaction ends (so
 	// that concurrent requests for one card count one after another) and
 	// counts their checks made since.
-	LockCardChecks(ctx context.Context, hashes []string, since time.Time) (int, error)
+	LockCardChecks(ctx context.Context, hashes []string, since time.Time) (n int, oldest time.Time, err error)
 	RecordCardCheck(ctx context.Context, hash string, at time.Time) error
 	CreateVerification(ctx context.Context, v *Verification) error
 	EventTx
@@ -171,12 +171,17 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		return nil, err
 	}
 	hashes := s.cardHashes(in.Card.Number)
-	n, err := tx.LockCardChecks(ctx, hashes, now.Add(-CardWindow))
+	n, oldest, err := tx.LockCardChecks(ctx, hashes, now.Add(-CardWindow))
 	if err != nil {
 		return nil, err
 	}
 	if n >= CardLimit {
-		return nil, fault.New(fault.RateLimited, "this card was verified too often in the last 24 hours; retry later")
+		// Retryable: not stored as the Idempotency-Key's answer, so the
+		// same request succeeds once the oldest check leaves the window,
+		// which Retry-After names.
+		f := fault.New(fault.RateLimited, "this card was verified too often in the last 24 hours; retry later")
+		f.Retryable, f.RetryAfter = true, max(oldest.Add(CardWindow).Sub(now), time.Second)
+		return nil, f
 	}
 	v := &Verification{ID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID, OrderID: in.OrderID, Currency: in.Currency,
 		Description: in.Description, Metadata: in.Metadata, Status: Pending, CardMask: card.Mask(in.Card.Number),
