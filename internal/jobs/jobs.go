@@ -110,6 +110,9 @@ func orInt(n, def int) int {
 const (
 	NonceRetention       = 15 * time.Minute // at least the 600 s of docs/design/decisions.md section 1
 	IdempotencyRetention = 24 * time.Hour
+	// CardCheckRetention keeps a card verification's keyed hash for the
+	// 24-hour window of the per-card limit, and no longer.
+	CardCheckRetention = 24 * time.Hour
 )
 
 // PurgeArgs asks for expired nonces and idempotency records to be deleted.
@@ -127,9 +130,10 @@ func (PurgeArgs) InsertOpts() river.InsertOpts {
 type PurgeStore interface {
 	PurgeNonces(ctx context.Context, cutoff time.Time) (int64, error)
 	PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error)
+	PurgeCardChecks(ctx context.Context, cutoff time.Time) (int64, error)
 }
 
-// PurgeWorker forgets nonces after NonceRetention and idempotency keys
+// PurgeWorker forgets card checks after CardCheckRetention, nonces after NonceRetention and idempotency keys
 // after IdempotencyRetention.
 type PurgeWorker struct {
 	river.WorkerDefaults[PurgeArgs]
@@ -143,6 +147,9 @@ func (w *PurgeWorker) Work(ctx context.Context, _ *river.Job[PurgeArgs]) error {
 	if _, err := w.Store.PurgeNonces(ctx, now.Add(-NonceRetention)); err != nil {
 		return err
 	}
-	_, err := w.Store.PurgeIdempotencyKeys(ctx, now.Add(-IdempotencyRetention))
+	if _, err := w.Store.PurgeIdempotencyKeys(ctx, now.Add(-IdempotencyRetention)); err != nil {
+		return err
+	}
+	_, err := w.Store.PurgeCardChecks(ctx, now.Add(-CardCheckRetention))
 	return err
 }

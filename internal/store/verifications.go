@@ -149,6 +149,17 @@ func (q Queries) LockCardChecks(ctx context.Context, hashes []string, since time
 	return int(n), fromMicros(oldest), err
 }
 
+// PurgeCardChecks deletes the checks older than cutoff: past the window
+// nothing reads them, and a card's keyed hash is not kept longer than the
+// rule needs (docs/design/decisions.md section 15).
+func (q Queries) PurgeCardChecks(ctx context.Context, cutoff time.Time) (int64, error) {
+	res, err := q.q.ExecContext(ctx, `DELETE FROM card_checks WHERE created_at < $1`, micros(cutoff))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // RecordCardCheck records one verification of a card, by its keyed hash.
 func (q Queries) RecordCardCheck(ctx context.Context, hash string, at time.Time) error {
 	_, err := q.q.ExecContext(ctx, `INSERT INTO card_checks (card_hash, created_at) VALUES ($1, $2)`, hash, micros(at))
