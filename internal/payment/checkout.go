@@ -167,7 +167,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if err := s.save(ctx, tx, p); err != nil {
 		return err
 	}
-	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: providerCustomer(cust)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: SecretCustomerOf(cust)}
 	if len(in.Wallet) > 0 {
 		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}

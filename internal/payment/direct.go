@@ -270,7 +270,7 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
 		return nil, err
 	}
-	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: providerCustomer(in.Customer)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: SecretCustomerOf(in.Customer)}
 	if len(in.Wallet) > 0 {
 		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
@@ -325,8 +325,9 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// providerCustomer converts customer data for a provider (country as ISO numeric).
-func providerCustomer(c *Customer) *SecretCustomer {
+// SecretCustomerOf is the customer data a provider receives, kept in an
+// operation's secret (country as ISO 3166-1 numeric). Payouts use it too.
+func SecretCustomerOf(c *Customer) *SecretCustomer {
 	if c == nil {
 		return nil
 	}

@@ -138,9 +138,9 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 	case OpPay:
 		req := provider.PayRequest{
 			OperationID: op.ID, Authorize: p.OperationMode == ModeAuthorize, AmountMinor: p.AmountMinor,
-			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer.provider(),
+			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer.Provider(),
 			Locale: p.Locale, ReturnURL: c.e.returnURL(p), SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
-			Instrument: provider.Instrument{Card: sec.Card.provider(), Wallet: sec.Wallet.provider(), Phone: sec.Phone},
+			Instrument: provider.Instrument{Card: sec.Card.Provider(), Wallet: sec.Wallet.Provider(), Phone: sec.Phone},
 			Browser:    browser(p),
 		}
 		if p.SavedCardID != "" && sec.Card == nil {

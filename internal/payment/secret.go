@@ -74,21 +74,24 @@ func (s *Secret) decode(raw []byte) error {
 	return nil
 }
 
-func (c *Card) provider() *provider.Card {
+// Provider is the card as the provider seam takes it.
+func (c *Card) Provider() *provider.Card {
 	if c == nil {
 		return nil
 	}
 	return &provider.Card{Number: c.Number, ExpMonth: c.ExpMonth, ExpYear: c.ExpYear, CVV: c.CVV, Holder: c.Holder}
 }
 
-func (w *Wallet) provider() *provider.Wallet {
+// Provider is the wallet as the provider seam takes it.
+func (w *Wallet) Provider() *provider.Wallet {
 	if w == nil {
 		return nil
 	}
 	return &provider.Wallet{Type: w.Type, Mode: w.Mode, Payload: w.Payload}
 }
 
-func (c *SecretCustomer) provider() *provider.Customer {
+// Provider is the customer as the provider seam takes it.
+func (c *SecretCustomer) Provider() *provider.Customer {
 	if c == nil {
 		return nil
 	}

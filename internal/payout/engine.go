@@ -111,9 +111,9 @@ func (c *call) Send(ctx context.Context, secret []byte) (operation.Outcome, erro
 	switch op.Kind {
 	case OpCreate:
 		req := provider.PayoutRequest{OperationID: op.ID, OrderID: p.OrderID, AmountMinor: p.AmountMinor,
-			Currency: p.Currency, Account: p.Account, Description: p.Description, Customer: providerCustomer(sec.Customer),
+			Currency: p.Currency, Account: p.Account, Description: p.Description, Customer: sec.Customer.Provider(),
 			ReturnURL: p.ReturnURL, Profile: ch.Profile,
-			Instrument: provider.Instrument{Card: sec.Card.provider(), Wallet: sec.Wallet.provider()}}
+			Instrument: provider.Instrument{Card: sec.Card.Provider(), Wallet: sec.Wallet.Provider()}}
 		if p.PayerIP != "" || len(p.Device) > 0 {
 			req.Browser = &provider.Browser{IP: p.PayerIP, Snapshot: p.Device}
 		}

@@ -194,7 +194,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		AmountMinor: in.AmountMinor, Currency: in.Currency, Account: in.Account, Method: in.Method,
 		Description: in.Description, ReturnURL: in.ReturnURL, Metadata: in.Metadata, Device: in.Device,
 		PayerIP: in.PayerIP, CreatedAt: now, UpdatedAt: now}
-	sec := &Secret{Version: SecretVersion, Customer: in.Customer}
+	sec := &Secret{Version: SecretVersion, Customer: payment.SecretCustomerOf(in.Customer)}
 	switch {
 	case in.Card != nil:
 		p.CardMask, sec.Card = card.Mask(in.Card.Number), in.Card

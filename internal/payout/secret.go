@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
 )
 
 // SecretVersion is the format of Secret written now. The JSON names below
@@ -20,28 +18,20 @@ const SecretVersion = 1
 // and a one-time code. It is sealed while the job waits and deleted once
 // the provider has answered (docs/design/decisions.md section 8).
 type Secret struct {
-	Version  int               `json:"v"`
-	Card     *Card             `json:"card,omitempty"`
-	Wallet   *Wallet           `json:"wallet,omitempty"`
-	Code     string            `json:"code,omitempty"`
-	Customer *payment.Customer `json:"customer,omitempty"`
+	Version  int                     `json:"v"`
+	Card     *Card                   `json:"card,omitempty"`
+	Wallet   *Wallet                 `json:"wallet,omitempty"`
+	Code     string                  `json:"code,omitempty"`
+	Customer *payment.SecretCustomer `json:"customer,omitempty"`
 }
 
-// Card is the destination card as the API takes it (schema PayoutCard).
-type Card struct {
-	Number   string `json:"number"`
-	ExpMonth int    `json:"exp_month"`
-	ExpYear  int    `json:"exp_year"`
-	CVV      string `json:"cvv,omitempty"`
-	Holder   string `json:"holder,omitempty"`
-}
-
-// Wallet is a wallet destination's payload, passed on untouched.
-type Wallet struct {
-	Type    string          `json:"type"`
-	Mode    string          `json:"mode"`
-	Payload json.RawMessage `json:"payload"`
-}
+// Card and Wallet are the payment domain's: one raw card type and one
+// wallet payload type for every resource (their JSON names are the format
+// at rest, internal/payment/secret.go).
+type (
+	Card   = payment.Card
+	Wallet = payment.Wallet
+)
 
 // decode reads a secret of any known version.
 func (s *Secret) decode(raw []byte) error {
@@ -52,38 +42,4 @@ func (s *Secret) decode(raw []byte) error {
 		return fmt.Errorf("a payout secret of version %d, newer than this Paygate (%d)", s.Version, SecretVersion)
 	}
 	return nil
-}
-
-func (c *Card) provider() *provider.Card {
-	if c == nil {
-		return nil
-	}
-	return &provider.Card{Number: c.Number, ExpMonth: c.ExpMonth, ExpYear: c.ExpYear, CVV: c.CVV, Holder: c.Holder}
-}
-
-func (w *Wallet) provider() *provider.Wallet {
-	if w == nil {
-		return nil
-	}
-	return &provider.Wallet{Type: w.Type, Mode: w.Mode, Payload: w.Payload}
-}
-
-// providerCustomer is the customer for the provider, the country as ISO
-// 3166-1 numeric (client API).
-func providerCustomer(c *payment.Customer) *provider.Customer {
-	if c == nil {
-		return nil
-	}
-	out := &provider.Customer{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone}
-	if a := c.BillingAddress; a != nil {
-		out.Country, _ = country.Numeric(a.Country)
-		out.PostalCode, out.Region, out.City, out.Line1 = a.PostalCode, a.Region, a.City, a.Line1
-		if a.Line2 != nil {
-			out.Line2 = *a.Line2
-		}
-		if a.Line3 != nil {
-			out.Line3 = *a.Line3
-		}
-	}
-	return out
 }
