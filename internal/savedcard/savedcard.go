@@ -1,8 +1,8 @@
 // Package savedcard holds a payer's saved card: a provider's card token kept,
 // sealed, after a payment that asked for it (docs/design/decisions.md
 // section 5), and the rules on who may use it. Payments save and charge
-// them; payouts and subscriptions use them the same way. The SQL is the
-// store's; this package reads nothing itself.
+// them, payouts send money to them (subscriptions will charge them the
+// same way). The SQL is the store's; this package reads nothing itself.
 package savedcard
 
 import (
