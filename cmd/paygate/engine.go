@@ -4,6 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/server"
+	"github.com/paygate/paygate/internal/subscription"
+
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
@@ -83,4 +87,30 @@ func payouts(s *store.Store, svc *payment.Service, ops *operation.Engine, a *app
 	}
 	ops.Handle(payout.Resource, eng.Handler())
 	return eng
+}
+
+// The store must satisfy what the subscription domain asks of it.
+var (
+	_ subscription.ChargeTx = (*store.Tx)(nil)
+	_ subscription.Store    = (*store.Store)(nil)
+	_ clock.Offsets         = (*store.Store)(nil)
+)
+
+// subscriptions builds the subscription domain on the payments' service:
+// it creates mandates and subscriptions with the payments that carry
+// terms (payment.Service.Recurring) and charges them through the same
+// service and operation engine. The scheduler runs it in worker processes
+// (serve); the sandbox clock through advance.
+func subscriptions(s *store.Store, a *app, ops *operation.Engine) (*subscription.Service, *clock.Advancer) {
+	svc := &subscription.Service{NewID: a.payments.NewID, Now: a.now, Payments: a.payments, Store: s, Ops: ops,
+		Log: a.log, ErrNotFound: store.ErrNotFound,
+		Transact: func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
+			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+		RenderSubscription: server.RenderSubscription, RenderMandate: server.RenderMandate,
+	}
+	a.payments.Recurring = svc
+	ops.KeyClocks = true
+	adv := &clock.Advancer{Base: a.now, Offsets: s, Sources: []clock.Source{svc.ClockSource()}}
+	return svc, adv
 }

@@ -42,6 +42,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"payment jobs doing their own work (not waiting for a provider) at once; more: more payments completed per second, fewer: lower request latency (PAYGATE_JOB_STEPS; default: the cores)")
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
 	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
+	schedulerEvery := fs.Duration("scheduler-every", 5*time.Second,
+		"how often a worker looks for subscription charges that fall due (docs/subscriptions.md)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
 	role := fs.String("role", envOr(getenv, "PAYGATE_ROLE", "all"),
@@ -107,6 +109,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	verification.AddWorkers(workerSet, verifications)
 	po := payouts(a.store, a.payments, ops, a)
 	payout.AddWorkers(workerSet, po)
+	subs, advancer := subscriptions(a.store, a, ops)
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
@@ -128,7 +131,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
+	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Subscriptions: subs, Clock: advancer, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring})
 	if err != nil {
 		ln.Close()
@@ -150,6 +153,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			ln.Close()
 			return err
 		}
+		// Every worker process runs the subscription scheduler; the
+		// database keeps them from charging a period twice
+		// (docs/subscriptions.md, "Exactly once").
+		go subs.Run(ctx, *schedulerEvery)
 	}
 
 	httpServer := &http.Server{

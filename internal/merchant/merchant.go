@@ -25,6 +25,10 @@ type Key struct {
 	DirectCardData bool // may send raw card numbers (own PCI DSS certification)
 	CreatedAt      time.Time
 	RevokedAt      *time.Time
+	// ClockOffset is how far the key's sandbox clock runs ahead of real
+	// time (docs/design/decisions.md section 14); always zero in
+	// production.
+	ClockOffset time.Duration
 }
 
 // Active reports whether the key may still sign requests.

@@ -113,6 +113,8 @@ type Payment struct {
 	SavedCardID         string                     `json:"saved_card_id,omitempty"`
 	MandateID           string                     `json:"mandate_id,omitempty"`
 	SubscriptionID      string                     `json:"subscription_id,omitempty"`
+	SubscriptionPeriod  *int64                     `json:"subscription_period,omitempty"`
+	SubscriptionAttempt *int                       `json:"subscription_attempt,omitempty"`
 }
 
 // PaymentCustomer is the part of the customer a Payment shows (schema

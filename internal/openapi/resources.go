@@ -25,6 +25,54 @@ type Subscription struct {
 	Status        string `json:"status"`
 	CreatedAt     Time   `json:"created_at,omitzero"`
 	UpdatedAt     Time   `json:"updated_at,omitzero"`
+	// Extensions.
+	NextPeriod      int64  `json:"next_period"`
+	FailedAttempts  int    `json:"failed_attempts"`
+	LastDeclineCode string `json:"last_decline_code,omitempty"`
+}
+
+// Mandate is a mandate in an answer (schema Mandate, an extension).
+type Mandate struct {
+	ID                string           `json:"id"`
+	Status            string           `json:"status"`
+	PaymentID         string           `json:"payment_id"`
+	CustomerReference string           `json:"customer_reference"`
+	DisclosureVersion string           `json:"disclosure_version"`
+	SavedCardID       string           `json:"saved_card_id,omitempty"`
+	CardMask          string           `json:"card_mask,omitempty"`
+	CardExpireMonth   int              `json:"card_expire_month,omitempty"`
+	CardExpireYear    int              `json:"card_expire_year,omitempty"`
+	ConsentAt         Time             `json:"consent_at,omitzero"`
+	Consent           *MandateEvidence `json:"consent,omitempty"`
+	CreatedAt         Time             `json:"created_at"`
+	UpdatedAt         Time             `json:"updated_at"`
+}
+
+// MandateEvidence is the evidence of consent (schema Mandate, consent).
+type MandateEvidence struct {
+	Channel    string `json:"channel"`
+	ConsentBox bool   `json:"consent_box"`
+	PayerIP    string `json:"payer_ip,omitempty"`
+	UserAgent  string `json:"user_agent,omitempty"`
+}
+
+// SandboxClock is a sandbox key's clock (schema SandboxClock).
+type SandboxClock struct {
+	Now           Time  `json:"now"`
+	OffsetSeconds int64 `json:"offset_seconds"`
+}
+
+// SandboxClockAdvance is the body of advanceSandboxClock (POST
+// /api/v1/sandbox/clock/advance) (schema SandboxClockAdvance).
+type SandboxClockAdvance struct {
+	To      *Time  `json:"to,omitempty"`
+	Seconds *int64 `json:"seconds,omitempty"`
+}
+
+// SandboxClockAdvanced is its answer (schema SandboxClockAdvanced).
+type SandboxClockAdvanced struct {
+	Now Time           `json:"now"`
+	Ran map[string]int `json:"ran"`
 }
 
 // PaymentChannel is a channel assigned to the calling key (schema

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -100,8 +101,35 @@ type Engine struct {
 	// would otherwise crowd the requests out of the CPU and, on SQLite, out
 	// of the group commits. serve gives it one step per core.
 	Steps chan struct{}
+	// KeyClocks: the handlers' decisions and times read the clock of the
+	// key that owns the operation's resource (docs/design/decisions.md
+	// section 14), read through the store or the transaction at hand
+	// (KeyClockReader). False: the process's clock.
+	KeyClocks bool
 
 	handlers map[string]Handler
+}
+
+// KeyClockReader reads the clock offset of the key that owns a resource;
+// the store and its transactions offer it.
+type KeyClockReader interface {
+	ResourceClockOffset(ctx context.Context, resource, id string) (time.Duration, error)
+}
+
+// withKeyClock returns ctx carrying the clock of op's key, read through q
+// (the store outside a transaction, the transaction inside one: on SQLite
+// a read beside an open write transaction would wait for it), unless ctx
+// carries one already.
+func (e *Engine) withKeyClock(ctx context.Context, q any, op *Operation) (context.Context, error) {
+	r, ok := q.(KeyClockReader)
+	if !e.KeyClocks || !ok || clock.Known(ctx) {
+		return ctx, nil
+	}
+	off, err := r.ResourceClockOffset(ctx, op.Resource, op.ResourceID)
+	if err != nil {
+		return ctx, err
+	}
+	return clock.With(ctx, off), nil
 }
 
 // Handle registers the handler of a resource's operations.
@@ -216,6 +244,9 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 	if op.State == Done {
 		return nil
 	}
+	if ctx, err = e.withKeyClock(ctx, e.Store, op); err != nil {
+		return err
+	}
 	h, err := e.handler(op)
 	if err != nil {
 		return err
@@ -325,6 +356,9 @@ func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 		}
 		if op.State == Done && !h.AcceptsLate(op) {
 			return nil // recorded already
+		}
+		if ctx, err = e.withKeyClock(ctx, tx, op); err != nil {
+			return err
 		}
 		now := e.Now().UTC().Truncate(time.Microsecond)
 		if out.Pending() {

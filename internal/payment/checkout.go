@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/fault"
@@ -34,7 +33,7 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	seen := p.Observe(now)
 	if seen.Status == Expired && p.Status != Expired {
 		p.Status, p.UpdatedAt = Expired, now
@@ -80,7 +79,7 @@ var formField = map[string]string{
 // what the merchant sent), records consent, and queues the charge. The
 // session then answers processing. Errors name form fields.
 func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment, f CheckoutForm) error {
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	if p.Observe(now).Status != AwaitingPaymentData && p.Observe(now).Status != Created {
 		return fault.Newf(fault.InvalidPaymentState, "this checkout is %s", p.Observe(now).Status)
 	}
@@ -192,7 +191,7 @@ func (s *Service) SavedCards(ctx context.Context, tx interface {
 	if err != nil {
 		return nil, err
 	}
-	return savedcard.Offer(all, ch.Provider, s.Now()), nil
+	return savedcard.Offer(all, ch.Provider, s.now(ctx)), nil
 }
 
 // savedCardFor is the saved card the payer chose, if they may pay with it

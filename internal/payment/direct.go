@@ -180,7 +180,7 @@ func (n *NewDirect) capabilities() []provider.Capability {
 	case MethodMobile:
 		need = append(need, provider.Mobile)
 	}
-	if n.SavePaymentMethod {
+	if n.SavePaymentMethod || n.Subscription != nil {
 		need = append(need, provider.SavedCards)
 	}
 	return need
@@ -203,7 +203,7 @@ type Providers interface {
 // (docs/design/decisions.md section 4). key must hold the direct card data
 // permission for a card.
 func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Key, in NewDirect) (*Payment, error) {
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	if in.Method == MethodCard && !key.DirectCardData {
 		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "payment_method.card",
 			"this key may not send raw card data; use a hosted session")
@@ -220,6 +220,13 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	}
 	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
+	}
+	if f := checkTerms(in.Subscription, now); f != nil {
+		return nil, f
+	}
+	if in.Subscription != nil && in.Method != MethodCard {
+		return nil, fault.OnField(fault.ValidationError, "payment_method.type",
+			"a payment with subscription terms saves the card it charges later: it must be a card payment")
 	}
 	if in.Method == MethodMobile && in.OperationMode == ModeAuthorize {
 		return nil, fault.OnField(fault.CapabilityNotSupported, "operation_mode",
@@ -288,13 +295,19 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 
 // queue stores an operation (with its sealed secret) and its job.
 func (s *Service) queue(ctx context.Context, tx DirectTx, p *Payment, kind string, amount int64, refundID string, sec *Secret) error {
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	_, err := s.queueID(ctx, tx, p, kind, amount, refundID, sec)
+	return err
+}
+
+// queueID is queue, returning the operation's id.
+func (s *Service) queueID(ctx context.Context, tx DirectTx, p *Payment, kind string, amount int64, refundID string, sec *Secret) (string, error) {
+	now := s.now(ctx)
 	op := &Operation{ID: s.NewID(), Resource: Resource, ResourceID: p.ID, Kind: kind, AmountMinor: amount,
 		Ref: refundID, CreatedAt: now, UpdatedAt: now}
 	if sec == nil {
-		return operation.Queue(ctx, tx, s.Sealer, op, nil)
+		return op.ID, operation.Queue(ctx, tx, s.Sealer, op, nil)
 	}
-	return operation.Queue(ctx, tx, s.Sealer, op, sec)
+	return op.ID, operation.Queue(ctx, tx, s.Sealer, op, sec)
 }
 
 // mergeDevice sets the authoritative accept_header and user_agent from the

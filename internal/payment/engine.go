@@ -139,7 +139,7 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 		req := provider.PayRequest{
 			OperationID: op.ID, Authorize: p.OperationMode == ModeAuthorize, AmountMinor: p.AmountMinor,
 			Currency: p.Currency, OrderID: p.OrderID, Description: p.Description, Customer: sec.Customer.Provider(),
-			Locale: p.Locale, ReturnURL: c.e.returnURL(p), SaveCard: p.SavePaymentMethod, Profile: ch.Profile,
+			Locale: p.Locale, ReturnURL: c.e.returnURL(p), SaveCard: p.SavesCard(), Profile: ch.Profile,
 			Instrument: provider.Instrument{Card: sec.Card.Provider(), Wallet: sec.Wallet.Provider(), Phone: sec.Phone},
 			Browser:    browser(p),
 		}
@@ -190,7 +190,7 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) 
 	if !CanMove(p.Status, ManualReview) {
 		return nil
 	}
-	p.Status, p.UpdatedAt = ManualReview, h.e.Service.Now().UTC()
+	p.Status, p.UpdatedAt = ManualReview, h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, p)
 }
 

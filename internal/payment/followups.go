@@ -57,7 +57,7 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		// Applied to the operation that started the step, although it is done.
 		return e.Ops.Record(ctx, job.Args.OperationID, Outcome{res, ch.Provider})
 	}
-	if e.Service.Now().Sub(p.UpdatedAt) > ActionLifetime {
+	if e.Service.now(ctx).Sub(p.UpdatedAt) > ActionLifetime {
 		return e.expireAction(ctx, p.ID)
 	}
 	return river.JobSnooze(e.PollEvery)
@@ -86,7 +86,7 @@ func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[Exp
 		if err != nil {
 			return err
 		}
-		now := e.Service.Now().UTC()
+		now := e.Service.now(ctx)
 		if p.Status != Authorized || p.AuthorizationExpiresAt == nil {
 			return nil
 		}
@@ -104,7 +104,7 @@ func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 		if err != nil || p.Status != RequiresAction {
 			return err
 		}
-		p.Status, p.UpdatedAt = Expired, e.Service.Now().UTC()
+		p.Status, p.UpdatedAt = Expired, e.Service.now(ctx)
 		p.NextActionType, p.NextActionURL = "", ""
 		return e.Service.save(ctx, tx, p)
 	})

@@ -27,7 +27,7 @@ type ExpireSessionWorker struct {
 // change and its event commit together.
 func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSessionArgs]) error {
 	e := w.Engine
-	now := e.Service.Now().UTC()
+	now := e.Service.now(ctx)
 	var wait time.Duration
 	err := e.Transact(ctx, func(tx EngineTx) error {
 		p, err := tx.FindPaymentByID(ctx, job.Args.PaymentID)

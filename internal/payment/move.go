@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/internal/allowance"
+	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -45,7 +46,14 @@ func (s *Service) save(ctx context.Context, tx WriteTx, p *Payment) error {
 	if err := settleAllowance(ctx, tx, p); err != nil {
 		return err
 	}
-	return s.changed(ctx, tx, p)
+	moved := p.Status != p.StoredStatus
+	if err := s.changed(ctx, tx, p); err != nil {
+		return err
+	}
+	if moved {
+		return s.moved(ctx, tx, p)
+	}
+	return nil
 }
 
 // settleAllowance ends the payment's collection reservation when it reaches
@@ -75,16 +83,31 @@ func settleAllowance(ctx context.Context, tx allowance.Tx, p *Payment) error {
 // creation, not when the payer submits, so that the merchant's request is
 // the one refused, never the payer's form (docs/limits.md).
 func (s *Service) create(ctx context.Context, tx CreateTx, p *Payment) error {
-	if err := allowance.Reserve(ctx, tx, allowance.Hold{KeyID: p.AccessKeyID, Allowance: allowance.Collection,
-		Currency: p.Currency, AmountMinor: p.AmountMinor, Resource: Resource, ResourceID: p.ID,
-		At: p.CreatedAt}); err != nil {
+	if err := reserve(ctx, tx, p); err != nil {
 		return err
+	}
+	return s.insert(ctx, tx, p)
+}
+
+// insert stores a new payment, with the mandate and subscription of terms
+// it carries, and records its first status's event.
+func (s *Service) insert(ctx context.Context, tx CreateTx, p *Payment) error {
+	if p.Subscription != nil && p.SubscriptionPeriod == nil {
+		if s.Recurring == nil {
+			return fault.OnField(fault.CapabilityNotSupported, "subscription", "this server does not run subscriptions")
+		}
+		if err := s.Recurring.Begin(ctx, tx, p); err != nil {
+			return err
+		}
 	}
 	if err := tx.CreatePayment(ctx, p); err != nil {
 		return err
 	}
 	p.StoredStatus = "" // a new payment: its first status is a change
-	return s.changed(ctx, tx, p)
+	if err := s.changed(ctx, tx, p); err != nil {
+		return err
+	}
+	return s.moved(ctx, tx, p)
 }
 
 // changed records the event of a status change, once.

@@ -3,7 +3,6 @@ package payment
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
@@ -43,7 +42,7 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 	if code != "" {
 		sec = &Secret{Version: SecretVersion, Code: code}
 	}
-	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
+	p.Status, p.UpdatedAt = Processing, s.now(ctx)
 	if err := s.save(ctx, tx, p); err != nil {
 		return nil, err
 	}
@@ -78,10 +77,10 @@ func (s *Service) Capture(ctx context.Context, tx OperationTx, p *Payment, amoun
 func (s *Service) Cancel(ctx context.Context, tx OperationTx, p *Payment) (*Payment, error) {
 	switch p.Status {
 	case Created, AwaitingPaymentData:
-		if p.ExpiresAt != nil && !s.Now().Before(*p.ExpiresAt) {
+		if p.ExpiresAt != nil && !s.now(ctx).Before(*p.ExpiresAt) {
 			return nil, fault.Newf(fault.InvalidPaymentState, "a payment in status %s cannot be canceled", Expired)
 		}
-		p.Status, p.UpdatedAt = Canceled, s.Now().UTC().Truncate(time.Microsecond)
+		p.Status, p.UpdatedAt = Canceled, s.now(ctx)
 		return p, s.save(ctx, tx, p)
 	case Authorized:
 		if pending, err := s.pendingOp(ctx, tx, p, OpCapture, OpCancel); err != nil || pending {
@@ -134,7 +133,7 @@ func (s *Service) Refund(ctx context.Context, tx OperationTx, p *Payment, amount
 	if n <= 0 || n > left {
 		return nil, nil, fault.OnField(fault.ValidationError, "amount_minor", "must not exceed the amount left to refund")
 	}
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	r := &Refund{ID: s.NewID(), PaymentID: p.ID, AmountMinor: n, Status: RefundPending, CreatedAt: now}
 	if err := tx.CreateRefund(ctx, r); err != nil {
 		return nil, nil, err

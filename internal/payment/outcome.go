@@ -50,7 +50,7 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o ope
 	if err != nil {
 		return err
 	}
-	now := e.Service.Now().UTC().Truncate(time.Microsecond)
+	now := e.Service.now(ctx)
 	if res.ProviderID != "" {
 		p.ProviderPaymentID = res.ProviderID
 	}
@@ -169,7 +169,7 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 // the caller writes p. It runs inside the outcome's transaction: it must not
 // use e.Store.
 func (e *Engine) saveCard(ctx context.Context, tx EngineTx, providerName string, p *Payment, res provider.PayResult, now time.Time) error {
-	if !p.SavePaymentMethod || res.CardToken == "" || p.SavedCardID != "" ||
+	if !p.SavesCard() || res.CardToken == "" || p.SavedCardID != "" ||
 		(p.Status != Succeeded && p.Status != Authorized) {
 		return nil
 	}

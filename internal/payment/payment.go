@@ -9,6 +9,9 @@ import (
 const (
 	KindHosted = "hosted"
 	KindDirect = "direct"
+	// KindRecurring is a subscription's charge: merchant-initiated, on the
+	// mandate's saved card (docs/design/decisions.md section 11).
+	KindRecurring = "recurring"
 )
 
 // Operation modes (OpenAPI schema DirectPayment).
@@ -55,9 +58,15 @@ type Payment struct {
 	SavedCardID            string
 	MandateID              string
 	SubscriptionID         string
-	ProviderPaymentID      string // the provider's id, once it has one
-	CardScheme             string
-	ConsentAt              *time.Time // when the payer ticked the subscription consent box
+	// SubscriptionPeriod is the period n a subscription's charge pays (nil
+	// on every other payment, the one that carried the terms included);
+	// SubscriptionAttempt is which attempt at it (0, then retries 1 to 3).
+	// The database holds one payment per (subscription, period, attempt).
+	SubscriptionPeriod  *int64
+	SubscriptionAttempt int
+	ProviderPaymentID   string // the provider's id, once it has one
+	CardScheme          string
+	ConsentAt           *time.Time // when the payer ticked the subscription consent box
 	// Version counts stored changes: updates compare and set it, so two
 	// workers can never both move the same payment (SQLite has no FOR UPDATE).
 	Version int64
@@ -104,6 +113,13 @@ type BillingAddress struct {
 	Line1      string  `json:"line1,omitempty"`
 	Line2      *string `json:"line2,omitempty"`
 	Line3      *string `json:"line3,omitempty"`
+}
+
+// SavesCard reports whether a successful payment keeps the card: asked for
+// with save_payment_method, or needed by the mandate of subscription
+// terms (docs/design/decisions.md section 5).
+func (p *Payment) SavesCard() bool {
+	return p.SavePaymentMethod || (p.Subscription != nil && p.SubscriptionPeriod == nil)
 }
 
 // Observe returns the payment as seen at now: a session whose expires_at has

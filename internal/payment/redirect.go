@@ -73,7 +73,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if p, err = tx.FindSessionByID(ctx, sessionID); err != nil {
 			return err
 		}
-		now := e.Service.Now().UTC().Truncate(time.Microsecond)
+		now := e.Service.now(ctx)
 		if stored, ok := atProvider(p, now); ok {
 			url = stored
 			return nil
@@ -116,7 +116,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if err != nil {
 			return err
 		}
-		now := e.Service.Now().UTC().Truncate(time.Microsecond)
+		now := e.Service.now(ctx)
 		if stored, ok := atProvider(cur, now); ok {
 			url = stored
 			if stored != page.URL {
@@ -182,7 +182,7 @@ func (s *Service) confirmRedirect(ctx context.Context, tx OperationTx, p *Paymen
 	if err != nil || op == nil {
 		return nil, err != nil, err
 	}
-	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
+	p.Status, p.UpdatedAt = Processing, s.now(ctx)
 	if err := s.save(ctx, tx, p); err != nil {
 		return nil, true, err
 	}

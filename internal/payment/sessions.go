@@ -112,6 +112,10 @@ type Service struct {
 	// event of each status change; nil records no events (tests of the
 	// domain alone). Injected by cmd like the clock.
 	Render func(*Payment) ([]byte, error)
+	// Recurring is the subscription domain, told of payments that carry
+	// terms or pay a subscription; nil: terms are refused (422
+	// capability_not_supported). Injected by cmd like Render.
+	Recurring Recurring
 }
 
 // CustomerAAD binds sealed customer data to its payment.
@@ -142,7 +146,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 		return nil, fault.OnField(fault.ChannelNotAvailable, "currency",
 			"no payment channel of this key accepts this currency")
 	}
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	lifetime := in.ExpiresIn
 	if lifetime == 0 {
 		lifetime = DefaultSessionLifetime

@@ -17,6 +17,7 @@ import (
 
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
+	keyclock "github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -28,6 +29,7 @@ import (
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/subscription"
 	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/verification"
 )
@@ -75,6 +77,12 @@ type env struct {
 	// on the same database (apiProcess, concurrency_test.go).
 	dbConfig store.Config
 	keyring  *vault.Keyring
+	// subs is the subscription domain; its scheduler runs only when a
+	// test ticks it.
+	subs *subscription.Service
+	// walkMandate is the active mandate the route walker's subscriptions
+	// use (route_statuses_test.go).
+	walkMandate string
 }
 
 type options struct {
@@ -167,8 +175,20 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	metrics.ObserveBatches(s.BatchStats)
 	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
 		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
+	// Subscriptions and the sandbox clock, as serve wires them
+	// (cmd/paygate/engine.go): the scheduler does not run by itself here;
+	// a test ticks it (e.subs.Tick) or advances a key's clock.
+	subs := &subscription.Service{NewID: newID, Now: clk.Now, Payments: payments, Store: s, Ops: ops, Log: log,
+		ErrNotFound: store.ErrNotFound, RenderSubscription: server.RenderSubscription, RenderMandate: server.RenderMandate,
+		Transact: func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
+			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		}}
+	payments.Recurring = subs
+	ops.KeyClocks = true
+	advancer := &keyclock.Advancer{Base: clk.Now, Offsets: s, Sources: []keyclock.Source{subs.ClockSource()}}
 	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: log, Now: clk.Now,
-		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr}
+		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr,
+		Subscriptions: subs, Clock: advancer}
 	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	payments.Render = srv.RenderPayment // as serve does: every status change makes its event
@@ -178,7 +198,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL
 
-	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server,
+	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server, subs: subs,
 		acqURL: acq.URL, cfg: cfg, deps: deps, dbConfig: dbConfig, keyring: kr}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")

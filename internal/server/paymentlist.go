@@ -40,7 +40,7 @@ func (s *Server) listPayments() http.Handler {
 			out.NextCursor, ps = &cur, ps[:limit]
 		}
 		for _, p := range ps {
-			out.Items = append(out.Items, s.paymentView(p))
+			out.Items = append(out.Items, s.paymentViewAt(p, s.keyNow(ctx)))
 		}
 		return answer{http.StatusOK, out}, nil
 	})

@@ -34,7 +34,7 @@ func (s *Server) createDirect() http.Handler {
 			if err != nil {
 				return answer{}, err
 			}
-			return answer{http.StatusCreated, s.paymentView(p)}, nil
+			return answer{http.StatusCreated, s.paymentViewAt(p, s.keyNow(ctx))}, nil
 		})
 }
 
@@ -45,7 +45,7 @@ func (s *Server) getPayment() http.Handler {
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{http.StatusOK, s.paymentView(p)}, nil
+		return answer{http.StatusOK, s.paymentViewAt(p, s.keyNow(ctx))}, nil
 	})
 }
 
@@ -94,7 +94,7 @@ func (s *Server) confirmPayment() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.paymentView(p), nil
+		return s.paymentViewAt(p, s.keyNow(ctx)), nil
 	})
 }
 
@@ -104,7 +104,7 @@ func (s *Server) capturePayment() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.paymentView(p), nil
+		return s.paymentViewAt(p, s.keyNow(ctx)), nil
 	})
 }
 
@@ -118,7 +118,7 @@ func (s *Server) cancelPayment() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.paymentView(p), nil
+		return s.paymentViewAt(p, s.keyNow(ctx)), nil
 	})
 }
 
@@ -128,7 +128,7 @@ func (s *Server) refundPayment() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.paymentView(p), nil
+		return s.paymentViewAt(p, s.keyNow(ctx)), nil
 	})
 }
 

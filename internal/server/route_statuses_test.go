@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -349,6 +350,15 @@ func validBody(route string, e *env) []byte {
 	case "POST /api/v1/payouts":
 		return []byte(`{"order_id":"walk-` + uuid.NewString() + `","amount_minor":100,"currency":"UAH","account":"main",
 			"payout_method":{"type":"google_pay","wallet":{"token":"sandbox_success"}}}`)
+	case "POST /api/v1/subscriptions":
+		if e.walkMandate == "" {
+			e.walkMandate = activeMandate(e.t, e, e.aKey.ID).ID
+		}
+		return []byte(fmt.Sprintf(`{"mandate_id":%q,"amount_minor":%d,"currency":"UAH","interval_unit":"month",
+			"interval_count":1,"first_run_at":%q}`, e.walkMandate, 100+uuid.New().ID()%1000,
+			e.clock.Now().Add(24*time.Hour).Format(time.RFC3339)))
+	case "POST /api/v1/sandbox/clock/advance":
+		return []byte(fmt.Sprintf(`{"seconds":%d}`, 1+uuid.New().ID()%60))
 	}
 	return nil
 }
@@ -397,8 +407,17 @@ func (w *statusWalker) resources() map[string]string {
 		idemKey: newKey(), body: validBody("POST /api/v1/card-verifications", w.e)})
 	require.Equal(w.t, http.StatusCreated, a.status, "%s", a.body)
 	require.NoError(w.t, json.Unmarshal(a.body, &v))
+	var sub struct{ ID string }
+	a = w.send(request{route: "POST /api/v1/subscriptions", target: "/api/v1/subscriptions", sign: true,
+		idemKey: newKey(), body: validBody("POST /api/v1/subscriptions", w.e)})
+	require.Equal(w.t, http.StatusCreated, a.status, "%s", a.body)
+	require.NoError(w.t, json.Unmarshal(a.body, &sub))
+	ids["/api/v1/mandates/{id}"] = w.e.walkMandate
 	for _, route := range apiRoutes(w.e) {
 		_, path := splitRoute(route)
+		if strings.HasPrefix(path, "/api/v1/subscriptions/{id}") {
+			ids[path] = sub.ID
+		}
 		if strings.HasPrefix(path, "/api/v1/payments/{id}") {
 			ids[path] = p.PaymentID
 		}

@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/paygate/paygate/internal/subscription"
+)
 
 // routes maps the entire HTTP surface. Every /api/v1 and /cabinet/v1 route
 // is in the OpenAPI document (routes_test.go checks it). Endpoints of later issues are
@@ -40,6 +44,16 @@ func (s *Server) routes(mux *http.ServeMux) {
 		handle("GET /api/v1/card-verifications/{id}", s.getVerification())
 		handle("POST /api/v1/card-verifications/{id}/verify", s.verifyVerification())
 	}
+	if s.subscriptions != nil {
+		handle("POST /api/v1/subscriptions", s.createSubscription())
+		handle("GET /api/v1/subscriptions/{id}", s.getSubscription())
+		handle("POST /api/v1/subscriptions/{id}/pause", s.actOnSubscription(subscription.Pause))
+		handle("POST /api/v1/subscriptions/{id}/resume", s.actOnSubscription(subscription.Resume))
+		handle("POST /api/v1/subscriptions/{id}/cancel", s.actOnSubscription(subscription.Cancel))
+		handle("GET /api/v1/mandates/{id}", s.getMandate())
+	}
+	handle("GET /api/v1/sandbox/clock", s.getSandboxClock())
+	handle("POST /api/v1/sandbox/clock/advance", s.advanceSandboxClock())
 	handle("POST /api/v1/payouts", s.createPayout())
 	handle("GET /api/v1/payouts/{id}", s.getPayout())
 	handle("POST /api/v1/payouts/{id}/confirm", s.confirmPayout())

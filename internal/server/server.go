@@ -18,6 +18,7 @@ import (
 
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/checkout"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/forwarded"
 	"github.com/paygate/paygate/internal/merchant"
@@ -26,6 +27,7 @@ import (
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/subscription"
 	"github.com/paygate/paygate/internal/verification"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -58,6 +60,9 @@ type Server struct {
 	// verifications are card verifications (internal/verification).
 	verifications *verification.Service
 	payouts       *payout.Service
+	// subscriptions serve /subscriptions; clock the sandbox clock.
+	subscriptions *subscription.Service
+	clock         *clock.Advancer
 	validator     *openapi.Validator
 	log           *slog.Logger
 	now           func() time.Time
@@ -81,6 +86,10 @@ type Deps struct {
 	Verifications *verification.Service
 	// Payouts serves /payouts; nil: those routes answer 404.
 	Payouts *payout.Service
+	// Subscriptions serves /subscriptions and /mandates; nil: 404.
+	Subscriptions *subscription.Service
+	// Clock advances the sandbox keys' clocks; nil: the advance is 404.
+	Clock *clock.Advancer
 	// Engine runs provider calls the checkout makes itself (the provider's
 	// own page for provider_redirect channels); nil: that mode is off.
 	// Only the checkout uses it.
@@ -113,7 +122,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
-		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
+		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
 		RequestID: requestID, StatusOf: statusOf}

@@ -23,7 +23,7 @@ func (s *Server) createSession() http.Handler {
 			if err != nil {
 				return answer{}, err
 			}
-			return answer{http.StatusCreated, s.paymentView(p)}, nil
+			return answer{http.StatusCreated, s.paymentViewAt(p, s.keyNow(ctx))}, nil
 		})
 }
 
@@ -42,7 +42,7 @@ func (s *Server) getSession() http.Handler {
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{http.StatusOK, s.paymentView(p)}, nil
+		return answer{http.StatusOK, s.paymentViewAt(p, s.keyNow(ctx))}, nil
 	})
 }
 
@@ -80,7 +80,7 @@ func newSession(in *openapi.CreatePayment) payment.NewSession {
 		Description: deref(in.Description), CustomerReference: deref(in.CustomerReference),
 		ReturnURL: deref(in.ReturnURL), Locale: deref(in.Locale),
 		SavePaymentMethod: in.SavePaymentMethod != nil && *in.SavePaymentMethod,
-		Customer:          customer(in.Customer), Subscription: subscription(in.Subscription),
+		Customer:          customer(in.Customer), Subscription: subscriptionTerms(in.Subscription),
 	}
 	if in.ExpiresInSeconds != nil {
 		n.ExpiresIn = time.Duration(*in.ExpiresInSeconds) * time.Second
@@ -103,7 +103,7 @@ func customer(c *openapi.Customer) *payment.Customer {
 	return out
 }
 
-func subscription(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms {
+func subscriptionTerms(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms {
 	if t == nil {
 		return nil
 	}
@@ -111,16 +111,21 @@ func subscription(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms {
 		FirstChargeAt: t.FirstChargeAt.Std().UTC(), DisclosureVersion: t.DisclosureVersion, Consent: t.Consent}
 }
 
-// paymentView is the Payment answer (OpenAPI schema Payment) as the API shows
-// it, at s.now().
-func (s *Server) paymentView(p *payment.Payment) openapi.Payment {
-	v := p.Observe(s.now())
+// paymentViewAt is the Payment answer (OpenAPI schema Payment) as the API shows
+// it, at now (the key's clock for an answer: docs/design/decisions.md
+// section 14).
+func (s *Server) paymentViewAt(p *payment.Payment, now time.Time) openapi.Payment {
+	v := p.Observe(now)
 	out := openapi.Payment{
 		PaymentID: v.ID, SessionID: v.SessionID, Status: string(v.Status), Final: v.Status.Final(),
 		MaskedCard: v.MaskedCard, PayerIP: v.PayerIP, CreatedAt: openapi.Time(v.CreatedAt), UpdatedAt: openapi.Time(v.UpdatedAt),
 		OrderID: v.OrderID, AmountMinor: v.AmountMinor, Currency: v.Currency, Description: v.Description,
 		CustomerReference: v.CustomerReference, Locale: v.Locale, OperationMode: v.OperationMode,
 		PaymentMethod: v.Method, SavedCardID: v.SavedCardID, MandateID: v.MandateID, SubscriptionID: v.SubscriptionID,
+	}
+	if v.SubscriptionPeriod != nil {
+		attempt := v.SubscriptionAttempt
+		out.SubscriptionPeriod, out.SubscriptionAttempt = v.SubscriptionPeriod, &attempt
 	}
 	if v.SessionID != "" && !v.Status.Final() {
 		out.CheckoutURL = s.cfg.PublicURL + "/checkout/" + v.SessionID
@@ -172,5 +177,5 @@ func deref[T any](p *T) T {
 // RenderPayment is the payment as GET /payments/{id} shows it now: the
 // object of its events (docs/design/decisions.md section 6).
 func (s *Server) RenderPayment(p *payment.Payment) ([]byte, error) {
-	return json.Marshal(s.paymentView(p))
+	return json.Marshal(s.paymentViewAt(p, s.now()))
 }

@@ -20,15 +20,19 @@ func (q Queries) CreateKey(ctx context.Context, k merchant.Key) error {
 	return err
 }
 
-const keyColumns = `id, access_key, name, environment, secret_sealed, direct_card_data, created_at, revoked_at`
+const keyColumns = `id, access_key, name, environment, secret_sealed, direct_card_data, created_at, revoked_at,
+	clock_offset_micros`
 
 func scanKey(row interface{ Scan(...any) error }) (merchant.Key, error) {
 	var (
 		k       merchant.Key
 		created int64
 		revoked sql.NullInt64
+		offset  int64
 	)
-	err := row.Scan(&k.ID, &k.AccessKey, &k.Name, &k.Environment, &k.SecretSealed, &k.DirectCardData, &created, &revoked)
+	err := row.Scan(&k.ID, &k.AccessKey, &k.Name, &k.Environment, &k.SecretSealed, &k.DirectCardData, &created, &revoked,
+		&offset)
+	k.ClockOffset = time.Duration(offset) * time.Microsecond
 	if errors.Is(err, sql.ErrNoRows) {
 		return k, ErrNotFound
 	}

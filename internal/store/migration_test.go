@@ -31,7 +31,7 @@ func TestOperationResourcesMigration(t *testing.T) {
 			c := newChannel(t, s, "mig", "USD")
 			p := &payment.Payment{ID: uuid.NewString(), AccessKeyID: k.ID, ChannelID: c.ID, Kind: payment.KindDirect,
 				Status: payment.Processing, OrderID: "o", AmountMinor: 100, Currency: "USD", CreatedAt: t0, UpdatedAt: t0}
-			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePayment(ctx, p) }))
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePaymentBefore13(ctx, p) }))
 			old := uuid.NewString()
 			_, err = s.DB().ExecContext(ctx, `INSERT INTO operations (id, payment_id, kind, state, amount_minor,
 				refund_id, result, created_at, updated_at) VALUES ($1, $2, 'refund', 'pending', 40, 'r-1', '', 1, 1)`, old, p.ID)

@@ -18,12 +18,18 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 	method, save_payment_method, subscription, metadata, expires_at, authorization_expires_at, masked_card, device,
 	payer_ip, decline_code, decline_message, next_action_type, next_action_url, bank_reference,
 	captured_amount_minor, refunded_amount_minor, saved_card_id, mandate_id, subscription_id, created_at, updated_at,
-	provider_payment_id, card_scheme, version, consent_at`
+	provider_payment_id, card_scheme, version, consent_at, subscription_period, subscription_attempt`
 
 // CreatePayment stores a new payment. Only a transaction offers it (and
 // UpdatePayment): the payment domain records the event of the status in
 // the same transaction (payment/move.go).
 func (q *Tx) CreatePayment(ctx context.Context, p *payment.Payment) error {
+	return q.createPayment(ctx, p, paymentColumns)
+}
+
+// createPayment inserts p into columns, the first of paymentColumns (a
+// migration test writes rows of an earlier schema).
+func (q *Tx) createPayment(ctx context.Context, p *payment.Payment, columns string) error {
 	sub, err := jsonOrNull(p.Subscription)
 	if err != nil {
 		return err
@@ -32,16 +38,23 @@ func (q *Tx) CreatePayment(ctx context.Context, p *payment.Payment) error {
 	if err != nil {
 		return err
 	}
-	_, err = q.q.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`) VALUES
-		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42)`,
-		p.ID, nullString(p.SessionID), p.AccessKeyID, p.ChannelID, p.Kind, string(p.Status), p.OrderID, p.AmountMinor,
+	args := []any{p.ID, nullString(p.SessionID), p.AccessKeyID, p.ChannelID, p.Kind, string(p.Status), p.OrderID, p.AmountMinor,
 		p.Currency, p.Description, p.FirstName, p.LastName, p.CustomerSealed, p.CustomerReference, p.ReturnURL,
 		p.Locale, p.OperationMode, p.Method, p.SavePaymentMethod, sub, rawOrNull(p.Metadata),
 		nullMicros(p.ExpiresAt), nullMicros(p.AuthorizationExpiresAt), p.MaskedCard, rawOrNull(p.Device), p.PayerIP,
 		p.DeclineCode, p.DeclineMessage, p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor,
 		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt),
-		p.ProviderPaymentID, p.CardScheme, p.Version, nullMicros(p.ConsentAt))
+		p.ProviderPaymentID, p.CardScheme, p.Version, nullMicros(p.ConsentAt), nullInt64(p.SubscriptionPeriod),
+		p.SubscriptionAttempt}
+	args = args[:strings.Count(columns, ",")+1]
+	marks := make([]string, len(args))
+	for i := range marks {
+		marks[i] = "$" + strconv.Itoa(i+1)
+	}
+	_, err = q.q.ExecContext(ctx, `INSERT INTO payments (`+columns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+	if p.SubscriptionPeriod != nil && errors.Is(Classify(err), ErrDuplicate) {
+		return payment.ErrDuplicateCharge
+	}
 	return err
 }
 
@@ -52,7 +65,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		sessionID               sql.NullString
 		sub, meta, device, bank sql.NullString
 		expires, authExpires    sql.NullInt64
-		consent                 sql.NullInt64
+		consent, period         sql.NullInt64
 		created, updated        int64
 	)
 	err := row.Scan(&p.ID, &sessionID, &p.AccessKeyID, &p.ChannelID, &p.Kind, &status, &p.OrderID, &p.AmountMinor,
@@ -60,7 +73,8 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 		&p.Locale, &p.OperationMode, &p.Method, &p.SavePaymentMethod, &sub, &meta, &expires, &authExpires,
 		&p.MaskedCard, &device, &p.PayerIP, &p.DeclineCode, &p.DeclineMessage, &p.NextActionType, &p.NextActionURL,
 		&bank, &p.CapturedAmountMinor, &p.RefundedAmountMinor, &p.SavedCardID, &p.MandateID, &p.SubscriptionID,
-		&created, &updated, &p.ProviderPaymentID, &p.CardScheme, &p.Version, &consent)
+		&created, &updated, &p.ProviderPaymentID, &p.CardScheme, &p.Version, &consent, &period,
+		&p.SubscriptionAttempt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -71,6 +85,9 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 	p.StoredStatus = p.Status
 	p.ExpiresAt, p.AuthorizationExpiresAt, p.ConsentAt = timePtr(expires), timePtr(authExpires), timePtr(consent)
 	p.CreatedAt, p.UpdatedAt = fromMicros(created), fromMicros(updated)
+	if period.Valid {
+		p.SubscriptionPeriod = &period.Int64
+	}
 	if meta.Valid {
 		p.Metadata = json.RawMessage(meta.String)
 	}

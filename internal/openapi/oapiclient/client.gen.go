@@ -198,6 +198,45 @@ func (e LimitAllowance) Valid() bool {
 	}
 }
 
+// Defines values for MandateConsentChannel.
+const (
+	MandateConsentChannelDirect     MandateConsentChannel = "direct"
+	MandateConsentChannelHostedPage MandateConsentChannel = "hosted_page"
+)
+
+// Valid indicates whether the value is a known member of the MandateConsentChannel enum.
+func (e MandateConsentChannel) Valid() bool {
+	switch e {
+	case MandateConsentChannelDirect:
+		return true
+	case MandateConsentChannelHostedPage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MandateStatus.
+const (
+	MandateStatusActive  MandateStatus = "active"
+	MandateStatusFailed  MandateStatus = "failed"
+	MandateStatusPending MandateStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the MandateStatus enum.
+func (e MandateStatus) Valid() bool {
+	switch e {
+	case MandateStatusActive:
+		return true
+	case MandateStatusFailed:
+		return true
+	case MandateStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NextActionType.
 const (
 	None     NextActionType = "none"
@@ -1197,6 +1236,48 @@ type LimitList struct {
 	Items []Limit `json:"items"`
 }
 
+// Mandate Extension. A payer's standing consent to be charged on a saved card,
+// created by a payment with `subscription` terms and `active` once that
+// payment succeeds.
+type Mandate struct {
+	CardExpireMonth *int    `json:"card_expire_month,omitempty"`
+	CardExpireYear  *int    `json:"card_expire_year,omitempty"`
+	CardMask        *string `json:"card_mask,omitempty"`
+
+	// Consent The evidence of consent kept with the mandate.
+	Consent *struct {
+		Channel MandateConsentChannel `json:"channel"`
+
+		// ConsentBox The hosted page showed a separate consent box and the payer ticked it.
+		ConsentBox bool    `json:"consent_box"`
+		PayerIp    *string `json:"payer_ip,omitempty"`
+		UserAgent  *string `json:"user_agent,omitempty"`
+	} `json:"consent,omitempty"`
+
+	// ConsentAt When the payer consented (the hosted page's box, or the direct payment's success).
+	ConsentAt         *time.Time         `json:"consent_at,omitempty"`
+	CreatedAt         time.Time          `json:"created_at"`
+	CustomerReference string             `json:"customer_reference"`
+	DisclosureVersion string             `json:"disclosure_version"`
+	Id                openapi_types.UUID `json:"id"`
+
+	// PaymentId The payment that carried the terms.
+	PaymentId openapi_types.UUID `json:"payment_id"`
+
+	// SavedCardId The saved card the mandate charges, once active.
+	SavedCardId *openapi_types.UUID `json:"saved_card_id,omitempty"`
+
+	// Status `pending` until the payment that carries the terms has an outcome; `failed` if it did not succeed.
+	Status    MandateStatus `json:"status"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// MandateConsentChannel defines model for Mandate.Consent.Channel.
+type MandateConsentChannel string
+
+// MandateStatus `pending` until the payment that carries the terms has an outcome; `failed` if it did not succeed.
+type MandateStatus string
+
 // MobileAccount The payer's mobile account; write-only.
 type MobileAccount struct {
 	// Phone E.164 with the leading plus, which is never assumed. Spaces,
@@ -1323,9 +1404,17 @@ type Payment struct {
 	// `refunded` and `partially_refunded` never occur.
 	Status PaymentStatus `json:"status"`
 
+	// SubscriptionAttempt Extension. On a subscription's charge only: 0 for the period's
+	// first charge, 1 to 3 for the retries after a soft decline.
+	SubscriptionAttempt *int `json:"subscription_attempt,omitempty"`
+
 	// SubscriptionId Extension. The subscription created by a payment with `subscription` terms.
 	SubscriptionId *openapi_types.UUID `json:"subscription_id,omitempty"`
-	UpdatedAt      time.Time           `json:"updated_at"`
+
+	// SubscriptionPeriod Extension. On a subscription's charge only: the period n it pays
+	// (period n is due at the first charge time plus n intervals).
+	SubscriptionPeriod *int64    `json:"subscription_period,omitempty"`
+	UpdatedAt          time.Time `json:"updated_at"`
 }
 
 // PaymentLocale Extension. The language forwarded to the provider.
@@ -1584,16 +1673,55 @@ type ResendEvent struct {
 	EndpointId *openapi_types.UUID `json:"endpoint_id,omitempty"`
 }
 
+// SandboxClock Extension. A sandbox key's clock.
+type SandboxClock struct {
+	// Now The key's time.
+	Now time.Time `json:"now"`
+
+	// OffsetSeconds How far the key's clock runs ahead of real time.
+	OffsetSeconds int64 `json:"offset_seconds"`
+}
+
+// SandboxClockAdvance Exactly one of `to` and `seconds`; forward only, at most 5 years a call.
+type SandboxClockAdvance struct {
+	Seconds *int64     `json:"seconds,omitempty"`
+	To      *time.Time `json:"to,omitempty"`
+}
+
+// SandboxClockAdvanced defines model for SandboxClockAdvanced.
+type SandboxClockAdvanced struct {
+	Now time.Time `json:"now"`
+
+	// Ran What fell due on the way and ran, each at its own time.
+	Ran struct {
+		// Expirations Sessions, authorizations, verifications and payout challenges that expired, and subscriptions completed or ended.
+		Expirations         int `json:"expirations"`
+		Retries             int `json:"retries"`
+		SubscriptionCharges int `json:"subscription_charges"`
+	} `json:"ran"`
+}
+
 // Subscription defines model for Subscription.
 type Subscription struct {
-	AmountMinor   int64              `json:"amount_minor"`
-	CreatedAt     *time.Time         `json:"created_at,omitempty"`
-	Currency      string             `json:"currency"`
-	Id            openapi_types.UUID `json:"id"`
-	IntervalCount int                `json:"interval_count"`
-	IntervalUnit  IntervalUnit       `json:"interval_unit"`
-	MandateId     openapi_types.UUID `json:"mandate_id"`
-	NextRunAt     *time.Time         `json:"next_run_at,omitempty"`
+	AmountMinor int64      `json:"amount_minor"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	Currency    string     `json:"currency"`
+
+	// FailedAttempts Extension. Failed charges of `next_period` so far (the retries come 1, 3 and 5 days after the first).
+	FailedAttempts int                `json:"failed_attempts"`
+	Id             openapi_types.UUID `json:"id"`
+	IntervalCount  int                `json:"interval_count"`
+	IntervalUnit   IntervalUnit       `json:"interval_unit"`
+
+	// LastDeclineCode Extension. Why the last charge failed, until a charge succeeds.
+	LastDeclineCode *string            `json:"last_decline_code,omitempty"`
+	MandateId       openapi_types.UUID `json:"mandate_id"`
+
+	// NextPeriod Extension. The period the next charge pays: period n is due at
+	// the anchor (`first_charge_at` or `first_run_at`) plus n
+	// intervals, clamped to the month's end.
+	NextPeriod int64      `json:"next_period"`
+	NextRunAt  *time.Time `json:"next_run_at,omitempty"`
 
 	// Status `past_due` after a failed charge (retried after 1, 3 and 5 days,
 	// then `canceled`); `completed` when the mandate's card expired with
@@ -1959,6 +2087,19 @@ type ConfirmPayoutParams struct {
 	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
 }
 
+// AdvanceSandboxClockParams defines parameters for AdvanceSandboxClock.
+type AdvanceSandboxClockParams struct {
+	// IdempotencyKey Required on every `POST`; scoped to the access key. A finished
+	// request sent again with the same key and the same method, target and
+	// body is answered with the first answer and `Idempotent-Replayed:
+	// true`; a different request under the same key is 422
+	// `idempotency_key_reused`; a request still executing is 409
+	// `idempotency_request_in_progress`. Missing: 400
+	// `idempotency_key_required`; bad length: 400 `invalid_idempotency_key`.
+	// Keys are kept for 24 hours.
+	IdempotencyKey IdempotencyKey `json:"Idempotency-Key"`
+}
+
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
 	// IdempotencyKey Required on every `POST`; scoped to the access key. A finished
@@ -2077,6 +2218,9 @@ type CreatePayoutJSONRequestBody = CreatePayout
 
 // ConfirmPayoutJSONRequestBody defines body for ConfirmPayout for application/json ContentType.
 type ConfirmPayoutJSONRequestBody = ConfirmPayout
+
+// AdvanceSandboxClockJSONRequestBody defines body for AdvanceSandboxClock for application/json ContentType.
+type AdvanceSandboxClockJSONRequestBody = SandboxClockAdvance
 
 // CreateSubscriptionJSONRequestBody defines body for CreateSubscription for application/json ContentType.
 type CreateSubscriptionJSONRequestBody = CreateSubscription
@@ -2320,6 +2464,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
 	ListLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMandate Get a mandate
+	//
+	// Extension. Another key's mandate is 404.
+	//
+	// Corresponds with GET /api/v1/mandates/{id} (the `GetMandate` operationId).
+	GetMandate(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenApiDocument This OpenAPI document
 	//
@@ -2579,6 +2730,39 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/payouts/{id}/confirm (the `ConfirmPayout` operationId).
 	ConfirmPayout(ctx context.Context, id Id, params *ConfirmPayoutParams, body ConfirmPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSandboxClock Read the calling key's clock
+	//
+	// Extension. 404 for a production key.
+	//
+	// Corresponds with GET /api/v1/sandbox/clock (the `GetSandboxClock` operationId).
+	GetSandboxClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceSandboxClockWithBody Move the calling key's clock forward
+	//
+	// Extension. Runs everything that falls due for the key up to the new
+	// time, in time order, each at its own time, waits until each
+	// resulting provider call has an outcome, then answers. Another key's
+	// clock and resources do not move. Forward only, at most 5 years a
+	// call (else 400 `validation_error`). 404 for a production key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+	AdvanceSandboxClockWithBody(ctx context.Context, params *AdvanceSandboxClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceSandboxClock Move the calling key's clock forward
+	//
+	// Extension. Runs everything that falls due for the key up to the new
+	// time, in time order, each at its own time, waits until each
+	// resulting provider call has an outcome, then answers. Another key's
+	// clock and resources do not move. Forward only, at most 5 years a
+	// call (else 400 `validation_error`). 404 for a production key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+	AdvanceSandboxClock(ctx context.Context, params *AdvanceSandboxClockParams, body AdvanceSandboxClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSubscriptionWithBody Create a subscription on a mandate
 	//
@@ -2986,6 +3170,23 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
 func (c *Client) ListLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLimitsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMandate Get a mandate
+//
+// Extension. Another key's mandate is 404.
+//
+// Corresponds with GET /api/v1/mandates/{id} (the `GetMandate` operationId).
+func (c *Client) GetMandate(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMandateRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -3465,6 +3666,69 @@ func (c *Client) ConfirmPayoutWithBody(ctx context.Context, id Id, params *Confi
 // Corresponds with POST /api/v1/payouts/{id}/confirm (the `ConfirmPayout` operationId).
 func (c *Client) ConfirmPayout(ctx context.Context, id Id, params *ConfirmPayoutParams, body ConfirmPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewConfirmPayoutRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSandboxClock Read the calling key's clock
+//
+// Extension. 404 for a production key.
+//
+// Corresponds with GET /api/v1/sandbox/clock (the `GetSandboxClock` operationId).
+func (c *Client) GetSandboxClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSandboxClockRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceSandboxClockWithBody Move the calling key's clock forward
+//
+// Extension. Runs everything that falls due for the key up to the new
+// time, in time order, each at its own time, waits until each
+// resulting provider call has an outcome, then answers. Another key's
+// clock and resources do not move. Forward only, at most 5 years a
+// call (else 400 `validation_error`). 404 for a production key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+func (c *Client) AdvanceSandboxClockWithBody(ctx context.Context, params *AdvanceSandboxClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceSandboxClockRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceSandboxClock Move the calling key's clock forward
+//
+// Extension. Runs everything that falls due for the key up to the new
+// time, in time order, each at its own time, waits until each
+// resulting provider call has an outcome, then answers. Another key's
+// clock and resources do not move. Forward only, at most 5 years a
+// call (else 400 `validation_error`). 404 for a production key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+func (c *Client) AdvanceSandboxClock(ctx context.Context, params *AdvanceSandboxClockParams, body AdvanceSandboxClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceSandboxClockRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4160,6 +4424,40 @@ func NewListLimitsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/limits")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMandateRequest constructs an http.Request for the GetMandate method
+func NewGetMandateRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/mandates/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4939,6 +5237,86 @@ func NewConfirmPayoutRequestWithBody(server string, id Id, params *ConfirmPayout
 	return req, nil
 }
 
+// NewGetSandboxClockRequest constructs an http.Request for the GetSandboxClock method
+func NewGetSandboxClockRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sandbox/clock")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdvanceSandboxClockRequest calls the generic AdvanceSandboxClock builder with application/json body
+func NewAdvanceSandboxClockRequest(server string, params *AdvanceSandboxClockParams, body AdvanceSandboxClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdvanceSandboxClockRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAdvanceSandboxClockRequestWithBody constructs an http.Request for the AdvanceSandboxClock method, with any body, and a specified content type
+func NewAdvanceSandboxClockRequestWithBody(server string, params *AdvanceSandboxClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sandbox/clock/advance")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewCreateSubscriptionRequest calls the generic CreateSubscription builder with application/json body
 func NewCreateSubscriptionRequest(server string, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5609,6 +5987,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/limits (the `ListLimits` operationId).
 	ListLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListLimitsResponse, error)
 
+	// GetMandateWithResponse Get a mandate
+	//
+	// Extension. Another key's mandate is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/mandates/{id} (the `GetMandate` operationId).
+	GetMandateWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetMandateResponse, error)
+
 	// GetOpenApiDocumentWithResponse This OpenAPI document
 	//
 	// Unauthenticated. Serves this document as JSON.
@@ -5883,6 +6270,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/payouts/{id}/confirm (the `ConfirmPayout` operationId).
 	ConfirmPayoutWithResponse(ctx context.Context, id Id, params *ConfirmPayoutParams, body ConfirmPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmPayoutResponse, error)
+
+	// GetSandboxClockWithResponse Read the calling key's clock
+	//
+	// Extension. 404 for a production key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/sandbox/clock (the `GetSandboxClock` operationId).
+	GetSandboxClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error)
+
+	// AdvanceSandboxClockWithBodyWithResponse Move the calling key's clock forward
+	//
+	// Extension. Runs everything that falls due for the key up to the new
+	// time, in time order, each at its own time, waits until each
+	// resulting provider call has an outcome, then answers. Another key's
+	// clock and resources do not move. Forward only, at most 5 years a
+	// call (else 400 `validation_error`). 404 for a production key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+	AdvanceSandboxClockWithBodyWithResponse(ctx context.Context, params *AdvanceSandboxClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceSandboxClockResponse, error)
+
+	// AdvanceSandboxClockWithResponse Move the calling key's clock forward
+	//
+	// Extension. Runs everything that falls due for the key up to the new
+	// time, in time order, each at its own time, waits until each
+	// resulting provider call has an outcome, then answers. Another key's
+	// clock and resources do not move. Forward only, at most 5 years a
+	// call (else 400 `validation_error`). 404 for a production key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+	AdvanceSandboxClockWithResponse(ctx context.Context, params *AdvanceSandboxClockParams, body AdvanceSandboxClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceSandboxClockResponse, error)
 
 	// CreateSubscriptionWithBodyWithResponse Create a subscription on a mandate
 	//
@@ -7383,6 +7805,153 @@ func (r ListLimitsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListLimitsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMandateResponse200Headers the declared response headers of an HTTP 200 response for GetMandate
+type GetMandateResponse200Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse400Headers the declared response headers of an HTTP 400 response for GetMandate
+type GetMandateResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse401Headers the declared response headers of an HTTP 401 response for GetMandate
+type GetMandateResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse404Headers the declared response headers of an HTTP 404 response for GetMandate
+type GetMandateResponse404Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse413Headers the declared response headers of an HTTP 413 response for GetMandate
+type GetMandateResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse429Headers the declared response headers of an HTTP 429 response for GetMandate
+type GetMandateResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse500Headers the declared response headers of an HTTP 500 response for GetMandate
+type GetMandateResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetMandateResponse503Headers the declared response headers of an HTTP 503 response for GetMandate
+type GetMandateResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type GetMandateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Mandate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMandateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetMandateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMandateResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetMandateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetMandateResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMandateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetMandateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMandateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMandateResponse) GetJSON200() *Mandate {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMandateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMandateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMandateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetMandateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMandateResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMandateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMandateResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMandateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMandateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMandateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMandateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9825,6 +10394,343 @@ func (r ConfirmPayoutResponse) ContentType() string {
 	return ""
 }
 
+// GetSandboxClockResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxClock
+type GetSandboxClockResponse200Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse400Headers the declared response headers of an HTTP 400 response for GetSandboxClock
+type GetSandboxClockResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse401Headers the declared response headers of an HTTP 401 response for GetSandboxClock
+type GetSandboxClockResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse404Headers the declared response headers of an HTTP 404 response for GetSandboxClock
+type GetSandboxClockResponse404Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse413Headers the declared response headers of an HTTP 413 response for GetSandboxClock
+type GetSandboxClockResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse429Headers the declared response headers of an HTTP 429 response for GetSandboxClock
+type GetSandboxClockResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse500Headers the declared response headers of an HTTP 500 response for GetSandboxClock
+type GetSandboxClockResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetSandboxClockResponse503Headers the declared response headers of an HTTP 503 response for GetSandboxClock
+type GetSandboxClockResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type GetSandboxClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxClock
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSandboxClockResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetSandboxClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSandboxClockResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSandboxClockResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetSandboxClockResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSandboxClockResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSandboxClockResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSandboxClockResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSandboxClockResponse) GetJSON200() *SandboxClock {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSandboxClockResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSandboxClockResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSandboxClockResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetSandboxClockResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSandboxClockResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSandboxClockResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSandboxClockResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSandboxClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSandboxClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSandboxClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSandboxClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdvanceSandboxClockResponse200Headers the declared response headers of an HTTP 200 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse400Headers the declared response headers of an HTTP 400 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse401Headers the declared response headers of an HTTP 401 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse404Headers the declared response headers of an HTTP 404 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse404Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse409Headers the declared response headers of an HTTP 409 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse409Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse413Headers the declared response headers of an HTTP 413 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse415Headers the declared response headers of an HTTP 415 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse415Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse422Headers the declared response headers of an HTTP 422 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse422Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse429Headers the declared response headers of an HTTP 429 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse500Headers the declared response headers of an HTTP 500 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// AdvanceSandboxClockResponse503Headers the declared response headers of an HTTP 503 response for AdvanceSandboxClock
+type AdvanceSandboxClockResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type AdvanceSandboxClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SandboxClockAdvanced
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AdvanceSandboxClockResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AdvanceSandboxClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdvanceSandboxClockResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AdvanceSandboxClockResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AdvanceSandboxClockResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AdvanceSandboxClockResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AdvanceSandboxClockResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *AdvanceSandboxClockResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AdvanceSandboxClockResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AdvanceSandboxClockResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AdvanceSandboxClockResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON200() *SandboxClockAdvanced {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AdvanceSandboxClockResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AdvanceSandboxClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdvanceSandboxClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdvanceSandboxClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdvanceSandboxClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateSubscriptionResponse201Headers the declared response headers of an HTTP 201 response for CreateSubscription
 type CreateSubscriptionResponse201Headers struct {
 	IdempotentReplayed *string
@@ -11684,6 +12590,21 @@ func (c *ClientWithResponses) ListLimitsWithResponse(ctx context.Context, reqEdi
 	return ParseListLimitsResponse(rsp)
 }
 
+// GetMandateWithResponse Get a mandate
+//
+// Extension. Another key's mandate is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/mandates/{id} (the `GetMandate` operationId).
+func (c *ClientWithResponses) GetMandateWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetMandateResponse, error) {
+	rsp, err := c.GetMandate(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMandateResponse(rsp)
+}
+
 // GetOpenApiDocumentWithResponse This OpenAPI document
 //
 // Unauthenticated. Serves this document as JSON.
@@ -12089,6 +13010,59 @@ func (c *ClientWithResponses) ConfirmPayoutWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseConfirmPayoutResponse(rsp)
+}
+
+// GetSandboxClockWithResponse Read the calling key's clock
+//
+// Extension. 404 for a production key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/sandbox/clock (the `GetSandboxClock` operationId).
+func (c *ClientWithResponses) GetSandboxClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error) {
+	rsp, err := c.GetSandboxClock(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSandboxClockResponse(rsp)
+}
+
+// AdvanceSandboxClockWithBodyWithResponse Move the calling key's clock forward
+//
+// Extension. Runs everything that falls due for the key up to the new
+// time, in time order, each at its own time, waits until each
+// resulting provider call has an outcome, then answers. Another key's
+// clock and resources do not move. Forward only, at most 5 years a
+// call (else 400 `validation_error`). 404 for a production key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+func (c *ClientWithResponses) AdvanceSandboxClockWithBodyWithResponse(ctx context.Context, params *AdvanceSandboxClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceSandboxClockResponse, error) {
+	rsp, err := c.AdvanceSandboxClockWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceSandboxClockResponse(rsp)
+}
+
+// AdvanceSandboxClockWithResponse Move the calling key's clock forward
+//
+// Extension. Runs everything that falls due for the key up to the new
+// time, in time order, each at its own time, waits until each
+// resulting provider call has an outcome, then answers. Another key's
+// clock and resources do not move. Forward only, at most 5 years a
+// call (else 400 `validation_error`). 404 for a production key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sandbox/clock/advance (the `AdvanceSandboxClock` operationId).
+func (c *ClientWithResponses) AdvanceSandboxClockWithResponse(ctx context.Context, params *AdvanceSandboxClockParams, body AdvanceSandboxClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceSandboxClockResponse, error) {
+	rsp, err := c.AdvanceSandboxClock(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceSandboxClockResponse(rsp)
 }
 
 // CreateSubscriptionWithBodyWithResponse Create a subscription on a mandate
@@ -13834,6 +14808,171 @@ func ParseListLimitsResponse(rsp *http.Response) (*ListLimitsResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListLimitsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMandateResponse parses an HTTP response from a GetMandateWithResponse call
+func ParseGetMandateResponse(rsp *http.Response) (*GetMandateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMandateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Mandate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMandateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetMandateResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetMandateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetMandateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetMandateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMandateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetMandateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMandateResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value openapi_types.UUID
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
@@ -16630,6 +17769,394 @@ func ParseConfirmPayoutResponse(rsp *http.Response) (*ConfirmPayoutResponse, err
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ConfirmPayoutResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSandboxClockResponse parses an HTTP response from a GetSandboxClockWithResponse call
+func ParseGetSandboxClockResponse(rsp *http.Response) (*GetSandboxClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSandboxClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSandboxClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetSandboxClockResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSandboxClockResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSandboxClockResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetSandboxClockResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSandboxClockResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSandboxClockResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSandboxClockResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdvanceSandboxClockResponse parses an HTTP response from a AdvanceSandboxClockWithResponse call
+func ParseAdvanceSandboxClockResponse(rsp *http.Response) (*AdvanceSandboxClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdvanceSandboxClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SandboxClockAdvanced
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AdvanceSandboxClockResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AdvanceSandboxClockResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AdvanceSandboxClockResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers AdvanceSandboxClockResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AdvanceSandboxClockResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AdvanceSandboxClockResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AdvanceSandboxClockResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers AdvanceSandboxClockResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers AdvanceSandboxClockResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AdvanceSandboxClockResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AdvanceSandboxClockResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value openapi_types.UUID
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {

@@ -23,6 +23,10 @@ type behaviour struct {
 	Unreadable int    `json:"unreadable,omitempty"` // status queries answered unreadable (the first answer is too)
 	Late       bool   `json:"late,omitempty"`       // the first answer is withheld; the operation is done
 	ShortHold  bool   `json:"short_hold,omitempty"` // an authorization expires after Config.ShortHoldTTL
+	// Later is the decline of every later charge of the card's token
+	// (a subscription's charges: docs/design/decisions.md section 11);
+	// the first payment, which saves it, pays.
+	Later string `json:"later,omitempty"`
 }
 
 // testCards: any expiry in the future, any CVV. Any other number that
@@ -41,6 +45,8 @@ var testCards = map[string]behaviour{
 	"4000000000000259": {Unreadable: 2},
 	"4000000000000341": {Late: true},
 	"4000000000000077": {ShortHold: true},
+	"4000000000005001": {Later: wire.CodeInsufficientFunds}, // soft: a subscription goes past_due
+	"4000000000001232": {Later: wire.CodeAccountClosed},     // hard: a subscription is canceled at once
 }
 
 // testWallets are keyed by the payload's "token".

@@ -153,7 +153,8 @@ func (s *Server) approvePaymentLocked(p *payment, causedBy string) {
 	p.BankRef = fmt.Sprintf("SBX%09d", len(s.st.Ledger))
 	if p.SaveCard && p.Method == "card" && p.Card != nil {
 		t := &savedCard{Token: "tok_" + uuid.NewString(), Card: *p.Card,
-			Behaviour: behaviour{Challenge: p.Behaviour.Challenge, ShortHold: p.Behaviour.ShortHold}}
+			Behaviour: behaviour{Challenge: p.Behaviour.Challenge, ShortHold: p.Behaviour.ShortHold,
+				Decline: p.Behaviour.Later}}
 		s.st.Tokens[t.Token] = t
 		s.touch(ref{Kind: "token", ID: t.Token})
 		p.CardToken = t.Token

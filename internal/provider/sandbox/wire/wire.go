@@ -51,6 +51,7 @@ const (
 	CodeAuthenticationFailed = "authentication_failed"
 	CodeProcessingError      = "processing_error"
 	CodeDoNotHonor           = "do_not_honor"
+	CodeAccountClosed        = "account_closed"
 )
 
 // The profiles DefaultProfiles defines.

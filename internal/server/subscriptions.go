@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/subscription"
+)
+
+// keyNow is the time by the clock of the key whose request ctx carries
+// (docs/design/decisions.md section 14).
+func (s *Server) keyNow(ctx context.Context) time.Time { return clock.Now(ctx, s.now) }
+
+// createSubscription is createSubscription (POST /subscriptions).
+func (s *Server) createSubscription() http.Handler {
+	return write(s, writeSpec{schema: "CreateSubscription"},
+		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.CreateSubscription) (answer, error) {
+			n := subscription.New{MandateID: in.MandateID, AmountMinor: in.AmountMinor, Currency: in.Currency,
+				Interval: subscription.Interval{Unit: in.IntervalUnit, Count: in.IntervalCount}}
+			if in.FirstRunAt != nil {
+				t := in.FirstRunAt.Std()
+				n.FirstRunAt = &t
+			}
+			sub, err := s.subscriptions.Create(ctx, tx, c.key, n)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusCreated, subscriptionView(sub)}, nil
+		})
+}
+
+// getSubscription is getSubscription (GET /subscriptions/{id}); another
+// key's subscription is 404.
+func (s *Server) getSubscription() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		id, err := pathID(c.r)
+		if err != nil {
+			return answer{}, err
+		}
+		sub, err := s.store.FindSubscriptionForKey(ctx, c.key.ID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return answer{}, fault.New(fault.NotFound, "no subscription with this id")
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{http.StatusOK, subscriptionView(sub)}, nil
+	})
+}
+
+// actOnSubscription serves pauseSubscription (POST
+// /subscriptions/{id}/pause), resumeSubscription (POST
+// /subscriptions/{id}/resume) and cancelSubscription (POST
+// /subscriptions/{id}/cancel): no body (an empty object at most).
+func (s *Server) actOnSubscription(a subscription.Action) http.Handler {
+	return write(s, writeSpec{optional: true},
+		func(ctx context.Context, tx *store.Tx, c *call, _ *struct{}) (answer, error) {
+			id, err := pathID(c.r)
+			if err != nil {
+				return answer{}, err
+			}
+			sub, err := s.subscriptions.Act(ctx, tx, c.key.ID, id, a)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusOK, subscriptionView(sub)}, nil
+		})
+}
+
+// subscriptionView is the Subscription answer (OpenAPI schema Subscription).
+func subscriptionView(sub *subscription.Subscription) openapi.Subscription {
+	out := openapi.Subscription{ID: sub.ID, MandateID: sub.MandateID, AmountMinor: sub.AmountMinor,
+		Currency: sub.Currency, IntervalUnit: sub.Interval.Unit, IntervalCount: sub.Interval.Count,
+		Status: string(sub.Status), CreatedAt: openapi.Time(sub.CreatedAt), UpdatedAt: openapi.Time(sub.UpdatedAt),
+		NextPeriod: sub.Period, FailedAttempts: sub.Attempt, LastDeclineCode: sub.LastDeclineCode}
+	if sub.NextRunAt != nil {
+		out.NextRunAt = openapi.Time(*sub.NextRunAt)
+	}
+	return out
+}
+
+// RenderSubscription is the subscription as GET shows it: the object of
+// its events (docs/design/decisions.md section 6).
+func RenderSubscription(sub *subscription.Subscription) ([]byte, error) {
+	return json.Marshal(subscriptionView(sub))
+}
+
+// getMandate is getMandate (GET /mandates/{id}); another key's mandate is
+// 404.
+func (s *Server) getMandate() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		id, err := pathID(c.r)
+		if err != nil {
+			return answer{}, err
+		}
+		m, err := s.store.FindMandateForKey(ctx, c.key.ID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return answer{}, fault.New(fault.NotFound, "no mandate with this id")
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{http.StatusOK, mandateView(m)}, nil
+	})
+}
+
+// mandateView is the Mandate answer (OpenAPI schema Mandate): the card only
+// masked.
+func mandateView(m *subscription.Mandate) openapi.Mandate {
+	out := openapi.Mandate{ID: m.ID, Status: string(m.Status), PaymentID: m.PaymentID,
+		CustomerReference: m.CustomerReference, DisclosureVersion: m.DisclosureVersion, SavedCardID: m.SavedCardID,
+		CardMask: m.CardMask, CardExpireMonth: m.CardExpMonth, CardExpireYear: m.CardExpYear,
+		CreatedAt: openapi.Time(m.CreatedAt), UpdatedAt: openapi.Time(m.UpdatedAt)}
+	if m.ConsentAt != nil {
+		out.ConsentAt = openapi.Time(*m.ConsentAt)
+	}
+	if len(m.Evidence) > 0 {
+		var ev subscription.Evidence
+		if json.Unmarshal(m.Evidence, &ev) == nil {
+			out.Consent = &openapi.MandateEvidence{Channel: ev.Channel, ConsentBox: ev.ConsentBox,
+				PayerIP: ev.PayerIP, UserAgent: ev.UserAgent}
+		}
+	}
+	return out
+}
+
+// RenderMandate is the mandate as GET shows it: the object of its events.
+func RenderMandate(m *subscription.Mandate) ([]byte, error) { return json.Marshal(mandateView(m)) }
+
+// getSandboxClock is getSandboxClock (GET /sandbox/clock): the calling
+// key's clock; 404 for a production key (docs/design/decisions.md section
+// 14).
+func (s *Server) getSandboxClock() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		if c.key.Environment != merchant.Sandbox {
+			return answer{}, fault.New(fault.NotFound, "the sandbox clock exists for sandbox keys only")
+		}
+		return answer{http.StatusOK, openapi.SandboxClock{Now: openapi.Time(s.keyNow(ctx)),
+			OffsetSeconds: int64(c.key.ClockOffset / time.Second)}}, nil
+	})
+}
+
+// advanceSandboxClock is advanceSandboxClock (POST /sandbox/clock/advance)
+// (docs/design/decisions.md section 14). Unlike other writes it works
+// before its answer is stored: it runs what falls due, each in its own
+// transaction, and waits for provider outcomes. So the nonce is spent
+// first, a stored answer is replayed without advancing again, and the
+// target is absolute from the start (a `seconds` request retried while
+// the first still runs moves the clock to the same time, not twice as
+// far).
+func (s *Server) advanceSandboxClock() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.front(w, r)
+		if !ok {
+			return
+		}
+		ctx := c.r.Context()
+		if err := s.admit(ctx, s.store, c.key, c.nonce); err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		c.admitted = true
+		if c.key.Environment != merchant.Sandbox || s.clock == nil {
+			s.fail(w, r, fault.New(fault.NotFound, "the sandbox clock exists for sandbox keys only"))
+			return
+		}
+		in := new(openapi.SandboxClockAdvance)
+		idemKey, f := s.checkWrite(r, c, writeSpec{schema: "SandboxClockAdvance"}, in)
+		if f != nil {
+			s.fail(w, r, f)
+			return
+		}
+		now := s.keyNow(ctx)
+		var target time.Time
+		switch {
+		case (in.To == nil) == (in.Seconds == nil):
+			f = fault.OnField(fault.ValidationError, "to", "send exactly one of to and seconds")
+		case in.To != nil:
+			target = in.To.Std().UTC()
+		default:
+			target = now.Add(time.Duration(*in.Seconds) * time.Second)
+		}
+		switch {
+		case f != nil:
+		case target.Before(now):
+			f = fault.OnField(fault.ValidationError, "to", "the clock only moves forward: "+now.Format(time.RFC3339)+" is its time")
+		case target.After(clock.Furthest(now)):
+			field := "seconds"
+			if in.To != nil {
+				field = "to"
+			}
+			f = fault.OnField(fault.ValidationError, field, "at most 5 years a call")
+		}
+		if f != nil {
+			s.fail(w, r, f)
+			return
+		}
+		var res *openapi.SandboxClockAdvanced
+		if _, err := s.store.FindIdempotentResponse(ctx, c.key.ID, idemKey); errors.Is(err, store.ErrNotFound) {
+			at, ran, err := s.clock.Advance(ctx, c.key.ID, target)
+			if err != nil {
+				s.failErr(w, r, err)
+				return
+			}
+			res = &openapi.SandboxClockAdvanced{Now: openapi.Time(at), Ran: ran}
+		} else if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		status, body, replayed, err := s.execute(ctx, c, idemKey, false, func(ctx context.Context, _ *store.Tx) (answer, error) {
+			if res == nil {
+				// Stored by a request that finished meanwhile: execute
+				// replays it; this answer is never used.
+				return answer{}, fault.New(fault.IdempotencyRequestInProgress, "retry later")
+			}
+			return answer{http.StatusOK, res}, nil
+		})
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		writeJSON(w, status, body)
+	})
+}

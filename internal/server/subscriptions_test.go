@@ -1,0 +1,324 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+)
+
+// termsBody is a direct card payment with monthly subscription terms
+// first due at first.
+func termsBody(number string, first time.Time, unit string) string {
+	return cardBody(number, fmt.Sprintf(`,"customer_reference":"payer-%s","subscription":{"interval_unit":%q,
+		"interval_count":1,"first_charge_at":%q,"disclosure_version":"terms-2026-11"}`,
+		number[len(number)-4:], unit, first.Format(time.RFC3339)))
+}
+
+// subscribe makes a direct payment with terms, waits for it to succeed and
+// answers it with its (now active) subscription.
+func (e *env) subscribe(c *client.Client, number string, first time.Time) (openapi.Payment, openapi.Subscription) {
+	e.t.Helper()
+	p := e.direct(c, termsBody(number, first, "month"))
+	require.NotEmpty(e.t, p.MandateID)
+	require.NotEmpty(e.t, p.SubscriptionID)
+	p = e.settle(c, p.PaymentID)
+	require.Equal(e.t, "succeeded", p.Status)
+	sub := e.subscription(c, p.SubscriptionID)
+	require.Equal(e.t, "active", sub.Status)
+	return p, sub
+}
+
+func (e *env) subscription(c *client.Client, id string) openapi.Subscription {
+	e.t.Helper()
+	var sub openapi.Subscription
+	require.NoError(e.t, c.JSON(context.Background(), "GET", "/api/v1/subscriptions/"+id, nil, &sub))
+	return sub
+}
+
+// advance moves the calling key's clock to `to`.
+func (e *env) advance(c *client.Client, to time.Time) openapi.SandboxClockAdvanced {
+	e.t.Helper()
+	var out openapi.SandboxClockAdvanced
+	require.NoError(e.t, c.JSON(context.Background(), "POST", "/api/v1/sandbox/clock/advance",
+		map[string]any{"to": to.UTC().Format(time.RFC3339Nano)}, &out))
+	return out
+}
+
+// charges are a subscription's charges, oldest first.
+func (e *env) charges(keyID, subID string) []*payment.Payment {
+	e.t.Helper()
+	all, err := e.store.ListPayments(context.Background(), keyID, store.PaymentFilter{Limit: 500})
+	require.NoError(e.t, err)
+	var out []*payment.Payment
+	for _, p := range all {
+		if p.SubscriptionID == subID && p.SubscriptionPeriod != nil {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *payment.Payment) int {
+		if d := *a.SubscriptionPeriod - *b.SubscriptionPeriod; d != 0 {
+			return int(d)
+		}
+		return a.SubscriptionAttempt - b.SubscriptionAttempt
+	})
+	return out
+}
+
+// eventsOf counts the key's events of a type about the given resources.
+func (e *env) eventsOf(keyID, typ string, ids map[string]bool) int {
+	e.t.Helper()
+	evs, err := e.store.ListEvents(context.Background(), keyID, store.EventFilter{Type: typ, Limit: 500})
+	require.NoError(e.t, err)
+	n := 0
+	for _, ev := range evs {
+		if ids[ev.ResourceID] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSubscriptionYearWithTheClock: consent on a direct payment, then a
+// year of monthly charges by advancing the key's clock once: 12 charges,
+// each its own payment with its period, 12 payment.succeeded events, the
+// subscription still active with period 12 next (docs/design/decisions.md
+// sections 11 and 14).
+func TestSubscriptionYearWithTheClock(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		first := e.clock.Now().Add(time.Hour)
+		p, sub := e.subscribe(e.a, "4242424242424242", first)
+
+		var m openapi.Mandate
+		require.NoError(t, e.a.JSON(context.Background(), "GET", "/api/v1/mandates/"+p.MandateID, nil, &m))
+		require.Equal(t, "active", m.Status)
+		require.Equal(t, p.PaymentID, m.PaymentID)
+		require.Equal(t, "terms-2026-11", m.DisclosureVersion)
+		require.Equal(t, "424242******4242", m.CardMask)
+		require.NotNil(t, m.Consent)
+		require.Equal(t, "direct", m.Consent.Channel)
+		require.Equal(t, first.UTC(), sub.NextRunAt.Std().UTC())
+
+		// Another key sees neither.
+		resp, err := e.b.Do(context.Background(), client.Request{Method: "GET", Target: "/api/v1/mandates/" + p.MandateID})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, resp.Status)
+		resp, err = e.b.Do(context.Background(), client.Request{Method: "GET", Target: "/api/v1/subscriptions/" + sub.ID})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, resp.Status)
+
+		out := e.advance(e.a, first.AddDate(0, 11, 0).Add(time.Minute))
+		require.Equal(t, map[string]int{"subscription_charges": 12, "retries": 0, "expirations": 0}, out.Ran)
+
+		charges := e.charges(e.aKey.ID, sub.ID)
+		require.Len(t, charges, 12)
+		ids := map[string]bool{}
+		for n, c := range charges {
+			require.Equal(t, int64(n), *c.SubscriptionPeriod)
+			require.Equal(t, payment.Succeeded, c.Status, "period %d", n)
+			require.Equal(t, first.AddDate(0, n, 0).UTC(), c.CreatedAt.UTC(), "period %d charged at its own time", n)
+			require.Equal(t, int64(1000), c.AmountMinor)
+			require.Equal(t, p.MandateID, c.MandateID)
+			ids[c.ID] = true
+			var got openapi.Payment
+			require.NoError(t, e.a.JSON(context.Background(), "GET", "/api/v1/payments/"+c.ID, nil, &got))
+			require.Equal(t, int64(n), *got.SubscriptionPeriod)
+			require.Equal(t, sub.ID, got.SubscriptionID)
+		}
+		require.Equal(t, 12, e.eventsOf(e.aKey.ID, "payment.succeeded", ids))
+		require.Equal(t, 12, e.eventsOf(e.aKey.ID, "payment.processing", ids))
+
+		sub = e.subscription(e.a, sub.ID)
+		require.Equal(t, "active", sub.Status)
+		require.Equal(t, int64(12), sub.NextPeriod)
+		require.Equal(t, first.AddDate(0, 12, 0).UTC(), sub.NextRunAt.Std().UTC())
+
+		// The clock: the key's time moved, the other key's did not.
+		var ca, cb openapi.SandboxClock
+		require.NoError(t, e.a.JSON(context.Background(), "GET", "/api/v1/sandbox/clock", nil, &ca))
+		require.NoError(t, e.b.JSON(context.Background(), "GET", "/api/v1/sandbox/clock", nil, &cb))
+		require.Greater(t, ca.OffsetSeconds, int64(300*24*3600))
+		require.Zero(t, cb.OffsetSeconds)
+
+		// Nothing more is due: advancing to the same time runs nothing.
+		out = e.advance(e.a, first.AddDate(0, 11, 0).Add(2*time.Minute))
+		require.Equal(t, map[string]int{"subscription_charges": 0, "retries": 0, "expirations": 0}, out.Ran)
+	})
+}
+
+// TestSubscriptionPauseResume: paused for two periods, then resumed: the
+// paused periods are never charged, and charging goes on from the next
+// boundary in the future.
+func TestSubscriptionPauseResume(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		first := e.clock.Now().Add(time.Hour)
+		_, sub := e.subscribe(e.a, "4242424242424242", first)
+		e.advance(e.a, first.Add(time.Minute)) // period 0
+		require.Len(t, e.charges(e.aKey.ID, sub.ID), 1)
+
+		var paused openapi.Subscription
+		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/pause", nil, &paused))
+		require.Equal(t, "paused", paused.Status)
+		require.True(t, paused.NextRunAt.IsZero())
+		resp := e.post(e.a, "/api/v1/subscriptions/"+sub.ID+"/pause", "")
+		require.Equal(t, http.StatusConflict, resp.Status, "%s", resp.Body)
+		require.Contains(t, string(resp.Body), "invalid_subscription_state")
+
+		// Periods 1 and 2 pass while paused.
+		out := e.advance(e.a, first.AddDate(0, 2, 1))
+		require.Zero(t, out.Ran["subscription_charges"])
+
+		var resumed openapi.Subscription
+		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/resume", nil, &resumed))
+		require.Equal(t, "active", resumed.Status)
+		require.Equal(t, int64(3), resumed.NextPeriod)
+		require.Equal(t, first.AddDate(0, 3, 0).UTC(), resumed.NextRunAt.Std().UTC())
+
+		out = e.advance(e.a, first.AddDate(0, 4, 0).Add(time.Minute))
+		require.Equal(t, 2, out.Ran["subscription_charges"])
+		var periods []int64
+		for _, c := range e.charges(e.aKey.ID, sub.ID) {
+			periods = append(periods, *c.SubscriptionPeriod)
+			require.Equal(t, payment.Succeeded, c.Status)
+		}
+		require.Equal(t, []int64{0, 3, 4}, periods)
+
+		var canceled openapi.Subscription
+		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/cancel", nil, &canceled))
+		require.Equal(t, "canceled", canceled.Status)
+		for _, action := range []string{"pause", "resume", "cancel"} {
+			resp := e.post(e.a, "/api/v1/subscriptions/"+sub.ID+"/"+action, "")
+			require.Equal(t, http.StatusConflict, resp.Status, "%s after cancel: %s", action, resp.Body)
+		}
+		out = e.advance(e.a, first.AddDate(0, 8, 0))
+		require.Zero(t, out.Ran["subscription_charges"])
+		require.Len(t, e.charges(e.aKey.ID, sub.ID), 3)
+	})
+}
+
+// TestSubscriptionDunning: a card whose later charges decline softly goes
+// past_due, is retried 1, 3 and 5 days after the first failure, then
+// canceled; one that declines hard is canceled at once, never retried
+// (docs/design/decisions.md section 11).
+func TestSubscriptionDunning(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		first := e.clock.Now().Add(time.Hour)
+
+		_, soft := e.subscribe(e.a, "4000000000005001", first)
+		out := e.advance(e.a, first.Add(time.Minute))
+		require.Equal(t, 1, out.Ran["subscription_charges"])
+		got := e.subscription(e.a, soft.ID)
+		require.Equal(t, "past_due", got.Status)
+		require.Equal(t, "insufficient_funds", got.LastDeclineCode)
+		require.Equal(t, 1, got.FailedAttempts)
+		require.Equal(t, first.Add(24*time.Hour).UTC(), got.NextRunAt.Std().UTC())
+
+		out = e.advance(e.a, first.AddDate(0, 0, 10))
+		require.Equal(t, 3, out.Ran["retries"])
+		require.Zero(t, out.Ran["subscription_charges"])
+		got = e.subscription(e.a, soft.ID)
+		require.Equal(t, "canceled", got.Status)
+		charges := e.charges(e.aKey.ID, soft.ID)
+		require.Len(t, charges, 4)
+		for i, c := range charges {
+			require.Equal(t, int64(0), *c.SubscriptionPeriod)
+			require.Equal(t, i, c.SubscriptionAttempt)
+			require.Equal(t, payment.Declined, c.Status)
+			require.Equal(t, "insufficient_funds", c.DeclineCode)
+		}
+		// The first failure was charged at first; retries 1, 3 and 5 days
+		// after it.
+		for i, d := range []int{0, 1, 3, 5} {
+			require.Equal(t, charges[0].CreatedAt.AddDate(0, 0, d).UTC(), charges[i].CreatedAt.UTC(), "attempt %d", i)
+		}
+		out = e.advance(e.a, first.AddDate(0, 3, 0))
+		require.Zero(t, out.Ran["subscription_charges"]+out.Ran["retries"])
+
+		second := first.AddDate(0, 3, 1)
+		_, hard := e.subscribe(e.a, "4000000000001232", second)
+		out = e.advance(e.a, second.AddDate(0, 2, 0))
+		require.Equal(t, 1, out.Ran["subscription_charges"])
+		require.Zero(t, out.Ran["retries"])
+		got = e.subscription(e.a, hard.ID)
+		require.Equal(t, "canceled", got.Status)
+		require.Equal(t, "account_closed", got.LastDeclineCode)
+		require.Len(t, e.charges(e.aKey.ID, hard.ID), 1)
+	})
+}
+
+// TestSubscriptionTermsAnswer: the terms are no longer dropped: a session
+// with terms answers its mandate and incomplete subscription, which a
+// declined direct payment cancels; bad terms are refused.
+func TestSubscriptionTermsAnswer(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		first := e.clock.Now().Add(time.Hour)
+		var s openapi.Payment
+		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/payment-sessions", json.RawMessage(fmt.Sprintf(
+			`{"order_id":"sess-terms","amount_minor":500,"currency":"USD","subscription":{"interval_unit":"week",
+			"interval_count":2,"first_charge_at":%q,"disclosure_version":"v7","consent":true}}`, first.Format(time.RFC3339))), &s))
+		require.NotEmpty(t, s.MandateID)
+		require.NotEmpty(t, s.SubscriptionID)
+		sub := e.subscription(e.a, s.SubscriptionID)
+		require.Equal(t, "incomplete", sub.Status)
+		require.Equal(t, "week", sub.IntervalUnit)
+		require.Equal(t, 2, sub.IntervalCount)
+		require.Equal(t, int64(500), sub.AmountMinor)
+
+		// A declined payment with terms: mandate failed, subscription canceled.
+		p := e.direct(e.a, termsBody("4000000000000002", first, "month"))
+		p = e.settle(e.a, p.PaymentID)
+		require.Equal(t, "declined", p.Status)
+		require.Equal(t, "canceled", e.subscription(e.a, p.SubscriptionID).Status)
+		var m openapi.Mandate
+		require.NoError(t, e.a.JSON(context.Background(), "GET", "/api/v1/mandates/"+p.MandateID, nil, &m))
+		require.Equal(t, "failed", m.Status)
+
+		// Terms on a payment that cannot save a card, or backdated.
+		resp := e.post(e.a, "/api/v1/payments/direct", fmt.Sprintf(`{"order_id":"terms-mobile","amount_minor":100,
+			"currency":"UAH","payment_method":{"type":"mobile","mobile":{"phone":"+12025550100"}},
+			"subscription":{"interval_unit":"month","interval_count":1,"first_charge_at":%q,"disclosure_version":"v1"}}`,
+			first.Format(time.RFC3339)))
+		require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+		resp = e.post(e.a, "/api/v1/payments/direct", termsBody("4242424242424242", first.AddDate(0, 0, -3), "month"))
+		require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+		require.Contains(t, string(resp.Body), "subscription.first_charge_at")
+
+		// POST /subscriptions: another schedule on the active mandate; an
+		// unknown, foreign or failed mandate is 422 mandate_not_found.
+		active, _ := e.subscribe(e.a, "4242424242424242", first)
+		var more openapi.Subscription
+		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions", map[string]any{
+			"mandate_id": active.MandateID, "amount_minor": 250, "currency": "USD", "interval_unit": "day",
+			"interval_count": 3}, &more))
+		require.Equal(t, "active", more.Status)
+		require.Equal(t, active.MandateID, more.MandateID)
+		for _, c := range []struct {
+			who  *client.Client
+			id   string
+			code int
+		}{{e.a, "7b0c2b8e-0d5e-4c43-9d55-7d1c1c1c1c1c", 422}, {e.b, active.MandateID, 422}, {e.a, p.MandateID, 422}} {
+			resp := e.post(c.who, "/api/v1/subscriptions", fmt.Sprintf(`{"mandate_id":%q,"amount_minor":1,
+				"currency":"USD","interval_unit":"day","interval_count":1}`, c.id))
+			require.Equal(t, c.code, resp.Status, "%s", resp.Body)
+			require.Contains(t, string(resp.Body), "mandate_not_found")
+		}
+		// Due at once without first_run_at: the next advance charges it.
+		out := e.advance(e.a, e.clock.Now().Add(time.Minute))
+		require.Equal(t, 1, out.Ran["subscription_charges"])
+	})
+}

@@ -1,0 +1,445 @@
+package subscription
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/savedcard"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// Tx is what the subscription domain reads and writes in a transaction
+// (the store's transaction offers it all).
+type Tx interface {
+	CreateMandate(ctx context.Context, m *Mandate) error
+	UpdateMandate(ctx context.Context, m *Mandate) error
+	FindMandateByID(ctx context.Context, id string) (*Mandate, error)
+	FindMandateForKey(ctx context.Context, keyID, id string) (*Mandate, error)
+	CreateSubscription(ctx context.Context, s *Subscription) error
+	UpdateSubscription(ctx context.Context, s *Subscription) error
+	LockSubscription(ctx context.Context, id string) (*Subscription, error)
+	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
+	KeyClockOffset(ctx context.Context, keyID string) (time.Duration, error)
+	RecordEvent(ctx context.Context, e webhook.Event) error
+}
+
+// ChargeTx is what starting a charge needs: the subscription's statements
+// and a payment's.
+type ChargeTx interface {
+	Tx
+	payment.DirectTx
+}
+
+// Store is what the scheduler reads outside a transaction.
+type Store interface {
+	DueSubscriptions(ctx context.Context, now time.Time, limit int) ([]string, error)
+	NextSubscriptionDue(ctx context.Context, keyID string, upTo time.Time) (string, time.Time, error)
+	FindPaymentByID(ctx context.Context, id string) (*payment.Payment, error)
+}
+
+// Operations runs a charge's provider call at once (operation.Engine.Run),
+// for the sandbox clock, which waits for each charge's outcome.
+type Operations interface {
+	Run(ctx context.Context, opID string, attempt, maxAttempts int) error
+}
+
+// Service is the subscription domain.
+type Service struct {
+	NewID    func() string
+	Now      func() time.Time // the process's clock; a key's is clock.Now(ctx, Now)
+	Payments *payment.Service
+	Store    Store
+	Transact func(ctx context.Context, fn func(ChargeTx) error) error
+	Ops      Operations
+	Log      *slog.Logger
+	// RenderSubscription and RenderMandate turn the resources into their
+	// API form for their events (docs/design/decisions.md section 6); nil
+	// records no events.
+	RenderSubscription func(*Subscription) ([]byte, error)
+	RenderMandate      func(*Mandate) ([]byte, error)
+	// ErrNotFound is the store's "no such row", which the domain turns
+	// into 422 mandate_not_found and 404.
+	ErrNotFound error
+}
+
+// The payment domain tells Service of payments with terms.
+var _ payment.Recurring = (*Service)(nil)
+
+// retryAfter are the retries of a period after its first soft failure
+// (docs/design/decisions.md section 11: 1, 3 and 5 days after it).
+var retryAfter = []time.Duration{24 * time.Hour, 3 * 24 * time.Hour, 5 * 24 * time.Hour}
+
+// hardDeclines are never retried: the subscription is canceled at once
+// (docs/design/decisions.md section 11). invalid_card_number is the
+// sandbox's name of incorrect_number. Every other decline, and a failure,
+// is soft.
+var hardDeclines = map[string]bool{
+	"lost_card": true, "stolen_card": true, "account_closed": true, "expired_card": true,
+	"incorrect_number": true, "invalid_card_number": true,
+}
+
+// Hard reports whether a decline code ends a subscription at once.
+func Hard(code string) bool { return hardDeclines[code] }
+
+func txOf(t any) (Tx, error) {
+	tx, ok := t.(Tx)
+	if !ok {
+		return nil, fmt.Errorf("subscription: the transaction (%T) lacks the subscription's statements", t)
+	}
+	return tx, nil
+}
+
+// Begin implements payment.Recurring: a payment with terms creates a
+// pending mandate and an incomplete subscription of the payment's amount
+// and currency, due first at first_charge_at (docs/design/decisions.md
+// section 5).
+func (s *Service) Begin(ctx context.Context, ptx payment.CreateTx, p *payment.Payment) error {
+	tx, err := txOf(ptx)
+	if err != nil {
+		return err
+	}
+	t := p.Subscription
+	m := &Mandate{ID: s.NewID(), AccessKeyID: p.AccessKeyID, Status: MandatePending, PaymentID: p.ID,
+		ChannelID: p.ChannelID, CustomerReference: p.CustomerReference, DisclosureVersion: t.DisclosureVersion,
+		CreatedAt: p.CreatedAt, UpdatedAt: p.CreatedAt}
+	if err := tx.CreateMandate(ctx, m); err != nil {
+		return err
+	}
+	if err := s.mandateChanged(ctx, tx, m); err != nil {
+		return err
+	}
+	sub := &Subscription{ID: s.NewID(), AccessKeyID: p.AccessKeyID, MandateID: m.ID, Status: Incomplete,
+		AmountMinor: p.AmountMinor, Currency: p.Currency, Interval: Interval{t.IntervalUnit, t.IntervalCount},
+		Anchor: t.FirstChargeAt.UTC().Truncate(time.Microsecond), CreatedAt: p.CreatedAt, UpdatedAt: p.CreatedAt}
+	if err := tx.CreateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	if err := s.changed(ctx, tx, sub); err != nil {
+		return err
+	}
+	p.MandateID, p.SubscriptionID = m.ID, sub.ID
+	return nil
+}
+
+// Moved implements payment.Recurring.
+func (s *Service) Moved(ctx context.Context, etx payment.EventTx, p *payment.Payment) error {
+	tx, err := txOf(etx)
+	if err != nil {
+		return err
+	}
+	if p.SubscriptionPeriod == nil {
+		return s.consentMoved(ctx, tx, p)
+	}
+	return s.chargeMoved(ctx, tx, p)
+}
+
+// consentMoved: the payment that carried the terms succeeded (the mandate
+// becomes active with its saved card and the evidence of consent, the
+// subscription active) or ended otherwise (mandate failed, subscription
+// canceled) (docs/design/decisions.md section 5).
+func (s *Service) consentMoved(ctx context.Context, tx Tx, p *payment.Payment) error {
+	var ok bool
+	switch p.Status {
+	case payment.Succeeded:
+		ok = true
+	case payment.Declined, payment.Failed, payment.Canceled, payment.Expired:
+	default:
+		return nil // no outcome yet (a hosted decline waits for another attempt)
+	}
+	m, err := tx.FindMandateByID(ctx, p.MandateID)
+	if err != nil {
+		return err
+	}
+	if m.Status != MandatePending {
+		return nil
+	}
+	sub, err := tx.LockSubscription(ctx, p.SubscriptionID)
+	if err != nil {
+		return err
+	}
+	now := p.UpdatedAt
+	m.UpdatedAt, sub.UpdatedAt = now, now
+	if ok && p.SavedCardID == "" {
+		ok = false // the provider kept no card: there is nothing to charge later
+		sub.LastDeclineCode = "card_not_saved"
+	}
+	if !ok {
+		m.Status = MandateFailed
+		if err := s.saveMandate(ctx, tx, m); err != nil {
+			return err
+		}
+		if CanMove(sub.Status, Canceled) {
+			sub.Status, sub.NextRunAt = Canceled, nil
+		}
+		return s.save(ctx, tx, sub)
+	}
+	sc, err := tx.FindSavedCardForCharge(ctx, p.AccessKeyID, p.SavedCardID)
+	if err != nil {
+		return err
+	}
+	m.Status, m.SavedCardID, m.CardMask = MandateActive, sc.ID, sc.MaskedCard
+	m.CardExpMonth, m.CardExpYear = sc.ExpMonth, sc.ExpYear
+	ev := Evidence{Channel: "direct", PayerIP: p.PayerIP, UserAgent: userAgent(p.Device)}
+	m.ConsentAt = &now
+	if p.Kind == payment.KindHosted {
+		ev.Channel = "hosted_page"
+		ev.ConsentBox = p.ConsentAt != nil
+		if p.ConsentAt != nil {
+			m.ConsentAt = p.ConsentAt
+		}
+	}
+	if m.Evidence, err = json.Marshal(ev); err != nil {
+		return err
+	}
+	if err := s.saveMandate(ctx, tx, m); err != nil {
+		return err
+	}
+	if sub.Status == Incomplete {
+		sub.Status = Active
+		s.schedule(sub, m)
+	}
+	return s.save(ctx, tx, sub)
+}
+
+// userAgent is the user agent of a payment's device snapshot.
+func userAgent(device json.RawMessage) string {
+	var d struct {
+		UserAgent string `json:"user_agent"`
+	}
+	_ = json.Unmarshal(device, &d) // no snapshot: none
+	return d.UserAgent
+}
+
+// chargeMoved records a charge's outcome on its subscription
+// (docs/design/decisions.md section 11): success moves to the next period;
+// a soft failure makes it past_due with retries after 1, 3 and 5 days,
+// the last one canceling it; a hard decline cancels it at once. An outcome
+// of a charge that is no longer the one in flight changes nothing.
+func (s *Service) chargeMoved(ctx context.Context, tx Tx, p *payment.Payment) error {
+	var ok bool
+	switch p.Status {
+	case payment.Succeeded:
+		ok = true
+	case payment.Declined, payment.Failed, payment.Canceled, payment.Expired:
+	default:
+		return nil
+	}
+	sub, err := tx.LockSubscription(ctx, p.SubscriptionID)
+	if err != nil {
+		return err
+	}
+	if sub.ChargingPaymentID != p.ID {
+		return nil
+	}
+	m, err := tx.FindMandateByID(ctx, sub.MandateID)
+	if err != nil {
+		return err
+	}
+	sub.ChargingPaymentID, sub.UpdatedAt = "", p.UpdatedAt
+	switch {
+	case ok:
+		sub.Period++
+		sub.Attempt, sub.FailedAt, sub.LastDeclineCode = 0, nil, ""
+		if sub.Status == PastDue {
+			sub.Status = Active
+		}
+	case Hard(p.DeclineCode):
+		sub.LastDeclineCode = p.DeclineCode
+		if CanMove(sub.Status, Canceled) {
+			sub.Status = Canceled
+		}
+	default:
+		sub.LastDeclineCode = p.DeclineCode
+		if sub.FailedAt == nil {
+			at := p.UpdatedAt
+			sub.FailedAt = &at
+		}
+		if sub.Attempt >= len(retryAfter) {
+			if CanMove(sub.Status, Canceled) {
+				sub.Status = Canceled
+			}
+			break
+		}
+		sub.Attempt++
+		if sub.Status == Active {
+			sub.Status = PastDue
+		}
+	}
+	s.schedule(sub, m)
+	return s.save(ctx, tx, sub)
+}
+
+// schedule sets when the scheduler next acts on sub: the period's due time
+// (or the next retry's), or, when the mandate's card expires first, the
+// card's expiry, when the subscription completes. Nothing while it is not
+// active or past_due.
+func (s *Service) schedule(sub *Subscription, m *Mandate) {
+	if sub.Status != Active && sub.Status != PastDue {
+		sub.NextRunAt = nil
+		return
+	}
+	at := Due(sub.Anchor, sub.Interval, sub.Period)
+	if sub.Attempt > 0 && sub.FailedAt != nil {
+		at = sub.FailedAt.Add(retryAfter[sub.Attempt-1])
+	}
+	if end := CardExpiryEnd(m.CardExpMonth, m.CardExpYear); sub.Attempt == 0 && !at.Before(end) {
+		at = end
+	}
+	sub.NextRunAt = &at
+}
+
+// save writes sub by compare-and-set, refusing a change of status the
+// life cycle does not have, and records subscription.<status> on a change.
+func (s *Service) save(ctx context.Context, tx Tx, sub *Subscription) error {
+	if sub.Status != sub.StoredStatus && !CanMove(sub.StoredStatus, sub.Status) {
+		return fmt.Errorf("subscription %s: %s → %s is not in the life cycle", sub.ID, sub.StoredStatus, sub.Status)
+	}
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	return s.changed(ctx, tx, sub)
+}
+
+// changed records the event of a subscription's status change, once.
+func (s *Service) changed(ctx context.Context, tx Tx, sub *Subscription) error {
+	if s.RenderSubscription == nil || sub.Status == sub.StoredStatus {
+		sub.StoredStatus = sub.Status
+		return nil
+	}
+	obj, err := s.RenderSubscription(sub)
+	if err != nil {
+		return err
+	}
+	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: sub.AccessKeyID,
+		Type: "subscription." + string(sub.Status), ResourceType: Resource, ResourceID: sub.ID, Object: obj,
+		CreatedAt: sub.UpdatedAt}); err != nil {
+		return err
+	}
+	sub.StoredStatus = sub.Status
+	return nil
+}
+
+// saveMandate writes m and records mandate.<status> on a change.
+func (s *Service) saveMandate(ctx context.Context, tx Tx, m *Mandate) error {
+	if m.Status != m.StoredStatus && !CanMoveMandate(m.StoredStatus, m.Status) {
+		return fmt.Errorf("mandate %s: %s → %s is not in the life cycle", m.ID, m.StoredStatus, m.Status)
+	}
+	if err := tx.UpdateMandate(ctx, m); err != nil {
+		return err
+	}
+	return s.mandateChanged(ctx, tx, m)
+}
+
+func (s *Service) mandateChanged(ctx context.Context, tx Tx, m *Mandate) error {
+	if s.RenderMandate == nil || m.Status == m.StoredStatus {
+		m.StoredStatus = m.Status
+		return nil
+	}
+	obj, err := s.RenderMandate(m)
+	if err != nil {
+		return err
+	}
+	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: m.AccessKeyID,
+		Type: "mandate." + string(m.Status), ResourceType: MandateResource, ResourceID: m.ID, Object: obj,
+		CreatedAt: m.UpdatedAt}); err != nil {
+		return err
+	}
+	m.StoredStatus = m.Status
+	return nil
+}
+
+// New is a validated createSubscription (POST /subscriptions) body.
+type New struct {
+	MandateID   string
+	AmountMinor int64
+	Currency    string
+	Interval    Interval
+	FirstRunAt  *time.Time // nil: due at once
+}
+
+// Create starts another schedule on an active mandate of the key
+// (docs/design/decisions.md section 5): 422 mandate_not_found for an
+// unknown, another key's or a mandate that is not active.
+func (s *Service) Create(ctx context.Context, tx Tx, key merchant.Key, in New) (*Subscription, error) {
+	now := clock.Now(ctx, s.Now)
+	if !money.Known(in.Currency) {
+		return nil, fault.OnField(fault.ValidationError, "currency", "must be an ISO 4217 currency code")
+	}
+	anchor := now
+	if in.FirstRunAt != nil {
+		anchor = in.FirstRunAt.UTC().Truncate(time.Microsecond)
+		if anchor.Before(now.Add(-24 * time.Hour)) {
+			return nil, fault.OnField(fault.ValidationError, "first_run_at", "must not be more than 24 hours in the past")
+		}
+	}
+	m, err := tx.FindMandateForKey(ctx, key.ID, in.MandateID)
+	if errors.Is(err, s.ErrNotFound) {
+		return nil, fault.OnField(fault.MandateNotFound, "mandate_id", "no mandate with this id")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.Status != MandateActive {
+		return nil, fault.OnField(fault.MandateNotFound, "mandate_id",
+			"the mandate is "+string(m.Status)+": only an active mandate can be charged")
+	}
+	ch, err := tx.FindChannelByID(ctx, m.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	if !ch.ServesCurrency(in.Currency) {
+		return nil, fault.OnField(fault.ChannelNotAvailable, "currency",
+			"the mandate's payment channel does not take this currency")
+	}
+	sub := &Subscription{ID: s.NewID(), AccessKeyID: key.ID, MandateID: m.ID, Status: Active,
+		AmountMinor: in.AmountMinor, Currency: in.Currency, Interval: in.Interval, Anchor: anchor,
+		CreatedAt: now, UpdatedAt: now}
+	s.schedule(sub, m)
+	if err := tx.CreateSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	return sub, s.changed(ctx, tx, sub)
+}
+
+// Act applies a merchant's pause, resume or cancel
+// (pauseSubscription (POST /subscriptions/{id}/pause) and its siblings):
+// 409 invalid_subscription_state in a status that does not allow it. The
+// subscription is locked, so the call and a charge starting at the same
+// moment happen one after the other. Resume moves to the first period due
+// after now: the paused periods are never charged.
+func (s *Service) Act(ctx context.Context, tx Tx, keyID, id string, a Action) (*Subscription, error) {
+	sub, err := tx.LockSubscription(ctx, id)
+	if errors.Is(err, s.ErrNotFound) || (err == nil && sub.AccessKeyID != keyID) {
+		return nil, fault.New(fault.NotFound, "no subscription with this id")
+	}
+	if err != nil {
+		return nil, err
+	}
+	to, ok := a.Allows(sub.Status)
+	if !ok {
+		return nil, fault.Newf(fault.InvalidSubscriptionState, "a %s subscription cannot be %s", sub.Status,
+			map[Action]string{Pause: "paused", Resume: "resumed", Cancel: "canceled"}[a])
+	}
+	now := clock.Now(ctx, s.Now)
+	sub.Status, sub.UpdatedAt = to, now
+	m, err := tx.FindMandateByID(ctx, sub.MandateID)
+	if err != nil {
+		return nil, err
+	}
+	if a == Resume {
+		sub.Period = FirstAfter(sub.Anchor, sub.Interval, sub.Period, now)
+		sub.Attempt, sub.FailedAt = 0, nil
+	}
+	s.schedule(sub, m)
+	return sub, s.save(ctx, tx, sub)
+}
