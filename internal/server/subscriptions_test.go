@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
@@ -45,6 +46,14 @@ func (e *env) subscription(c *client.Client, id string) openapi.Subscription {
 	var sub openapi.Subscription
 	require.NoError(e.t, c.JSON(context.Background(), "GET", "/api/v1/subscriptions/"+id, nil, &sub))
 	return sub
+}
+
+// keyNow is the calling key's time (its sandbox clock).
+func (e *env) keyNow(c *client.Client) time.Time {
+	e.t.Helper()
+	var ck openapi.SandboxClock
+	require.NoError(e.t, c.JSON(context.Background(), "GET", "/api/v1/sandbox/clock", nil, &ck))
+	return ck.Now.Std()
 }
 
 // advance moves the calling key's clock to `to`.
@@ -98,6 +107,8 @@ func (e *env) eventsOf(keyID, typ string, ids map[string]bool) int {
 func TestSubscriptionYearWithTheClock(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
+		rc := newReceiver(t, ok)
+		e.addEndpoint(e.a, rc.URL)
 		first := e.clock.Now().Add(time.Hour)
 		p, sub := e.subscribe(e.a, "4242424242424242", first)
 
@@ -139,6 +150,31 @@ func TestSubscriptionYearWithTheClock(t *testing.T) {
 		}
 		require.Equal(t, 12, e.eventsOf(e.aKey.ID, "payment.succeeded", ids))
 		require.Equal(t, 12, e.eventsOf(e.aKey.ID, "payment.processing", ids))
+		subIDs, mandateIDs := map[string]bool{sub.ID: true}, map[string]bool{p.MandateID: true}
+		require.Equal(t, 1, e.eventsOf(e.aKey.ID, "subscription.incomplete", subIDs))
+		require.Equal(t, 1, e.eventsOf(e.aKey.ID, "subscription.active", subIDs))
+		require.Equal(t, 1, e.eventsOf(e.aKey.ID, "mandate.pending", mandateIDs))
+		require.Equal(t, 1, e.eventsOf(e.aKey.ID, "mandate.active", mandateIDs))
+		// The other way: the same 12 successes reach the webhook endpoint.
+		delivered := func() int {
+			n := 0
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			seen := map[string]bool{}
+			for _, g := range rc.got {
+				var ev struct {
+					Type string
+					Data struct{ Object openapi.Payment }
+				}
+				require.NoError(t, json.Unmarshal(g.body, &ev))
+				if ev.Type == "payment.succeeded" && ids[ev.Data.Object.PaymentID] && !seen[ev.Data.Object.PaymentID] {
+					seen[ev.Data.Object.PaymentID] = true
+					n++
+				}
+			}
+			return n
+		}
+		e.drive(time.Millisecond, func() bool { return delivered() == 12 })
 
 		sub = e.subscription(e.a, sub.ID)
 		require.Equal(t, "active", sub.Status)
@@ -320,5 +356,75 @@ func TestSubscriptionTermsAnswer(t *testing.T) {
 		// Due at once without first_run_at: the next advance charges it.
 		out := e.advance(e.a, e.clock.Now().Add(time.Minute))
 		require.Equal(t, 1, out.Ran["subscription_charges"])
+	})
+}
+
+// TestSubscriptionEdges: a charge the allowance refuses is a soft failure
+// retried a day later; the card's expiry completes a subscription; a
+// deleted saved card cancels it at its next charge; of concurrent pauses
+// through two API processes exactly one is accepted.
+func TestSubscriptionEdges(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{work: true})
+		first := e.clock.Now().Add(time.Hour)
+
+		// The allowance.
+		_, sub := e.subscribe(e.a, "4242424242424242", first)
+		small := int64(500)
+		e.setAllowance(e.a, allowance.Collection, &small, nil)
+		out := e.advance(e.a, first.Add(time.Minute))
+		require.Equal(t, 1, out.Ran["subscription_charges"])
+		got := e.subscription(e.a, sub.ID)
+		require.Equal(t, "past_due", got.Status)
+		require.Equal(t, "limit_exceeded", got.LastDeclineCode)
+		charges := e.charges(e.aKey.ID, sub.ID)
+		require.Len(t, charges, 1)
+		require.Equal(t, payment.Failed, charges[0].Status)
+		large := int64(1_000_000)
+		e.setAllowance(e.a, allowance.Collection, &large, nil)
+		out = e.advance(e.a, first.Add(25*time.Hour))
+		require.Equal(t, 1, out.Ran["retries"])
+		got = e.subscription(e.a, sub.ID)
+		require.Equal(t, "active", got.Status)
+		require.Equal(t, int64(1), got.NextPeriod)
+		require.Empty(t, got.LastDeclineCode)
+
+		// The card's expiry: yearly from now, on a card good through
+		// December of the year after next (cardBody): three charges, then
+		// completed when the card expires, with no charge due.
+		start := e.clock.Now().Add(48 * time.Hour)
+		var y openapi.Payment
+		require.NoError(t, e.b.JSON(context.Background(), "POST", "/api/v1/payments/direct",
+			json.RawMessage(termsBody("4242424242424242", start, "year")), &y))
+		y = e.settle(e.b, y.PaymentID)
+		require.Equal(t, "succeeded", y.Status)
+		expiry := time.Date(time.Now().Year()+3, time.January, 1, 0, 0, 0, 0, time.UTC)
+		out = e.advance(e.b, expiry.AddDate(0, 6, 0))
+		want := 0
+		for n := 0; start.AddDate(n, 0, 0).Before(expiry); n++ {
+			want++
+		}
+		require.Equal(t, want, out.Ran["subscription_charges"])
+		require.Equal(t, 1, out.Ran["expirations"])
+		got = e.subscription(e.b, y.SubscriptionID)
+		require.Equal(t, "completed", got.Status)
+		require.True(t, got.NextRunAt.IsZero())
+
+		// A deleted saved card.
+		c, _ := e.subscribe(e.a, "5555555555554444", e.keyNow(e.a).Add(time.Hour))
+		require.NotEmpty(t, c.SavedCardID)
+		require.Equal(t, http.StatusNoContent, deleteToken(t, e.a, c.SavedCardID).Status)
+		out = e.advance(e.a, e.keyNow(e.a).AddDate(0, 4, 0))
+		got = e.subscription(e.a, c.SubscriptionID)
+		require.Equal(t, "canceled", got.Status)
+		require.Equal(t, "saved_card_deleted", got.LastDeclineCode)
+		require.Empty(t, e.charges(e.aKey.ID, c.SubscriptionID))
+
+		// Concurrent pauses, through two API processes.
+		cs := e.clients("racer", "", e.url, e.apiProcess())
+		_, s2 := e.subscribe(cs[0], "4242424242424242", e.clock.Now().Add(time.Hour))
+		rs := race(t, cs, posts(20, "/api/v1/subscriptions/"+s2.ID+"/pause", ""))
+		require.Equal(t, map[string]int{"200": 1, "409 invalid_subscription_state": 19}, tally(t, rs))
+		require.Equal(t, "paused", e.subscription(cs[0], s2.ID).Status)
 	})
 }
