@@ -61,11 +61,19 @@ func TestPayoutAllowanceRelease(t *testing.T) {
 		c := e.clients("payout-allowance-life", "", e.url)[0]
 		e.setAllowance(c, allowance.Payout, nil, minor(2500))
 
-		declined := e.createPayout(c, payoutBody("4000000000000002", ""))
+		// The first payout waits for the payee's 3DS step, holding its
+		// reservation, until the payee denies it: the second is refused
+		// while it waits, whatever the workers' speed.
+		declined := e.createPayout(c, payoutBody("4000000000003220", ""))
+		ra := e.settlePayout(c, declined.PayoutID)
+		require.Equal(t, "requires_action", ra.Status)
 		over := e.post(c, "/api/v1/payouts", payoutBody("4242424242424242", ""))
 		require.Equal(t, http.StatusUnprocessableEntity, over.Status, string(over.Body))
 		require.Equal(t, "limit_exceeded", decodeError(t, over.Body).Error.Code)
 
+		challenge(t, ra.NextAction.URL, "deny")
+		resp := e.post(c, "/api/v1/payouts/"+declined.PayoutID+"/confirm", "")
+		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
 		require.Equal(t, "declined", e.settlePayout(c, declined.PayoutID).Status)
 		ok := e.createPayout(c, payoutBody("4242424242424242", ""))
 		require.Equal(t, "succeeded", e.settlePayout(c, ok.PayoutID).Status)
