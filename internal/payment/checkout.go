@@ -33,6 +33,9 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = atKeyClock(ctx, tx, p.AccessKeyID); err != nil {
+		return nil, err
+	}
 	now := s.now(ctx)
 	seen := p.Observe(now)
 	if seen.Status == Expired && p.Status != Expired {
@@ -79,6 +82,10 @@ var formField = map[string]string{
 // what the merchant sent), records consent, and queues the charge. The
 // session then answers processing. Errors name form fields.
 func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment, f CheckoutForm) error {
+	ctx, err := atKeyClock(ctx, tx, p.AccessKeyID)
+	if err != nil {
+		return err
+	}
 	now := s.now(ctx)
 	if p.Observe(now).Status != AwaitingPaymentData && p.Observe(now).Status != Created {
 		return fault.Newf(fault.InvalidPaymentState, "this checkout is %s", p.Observe(now).Status)

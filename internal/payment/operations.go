@@ -29,6 +29,10 @@ func invalidState(p *Payment, op string) *fault.Error {
 // (docs/design/decisions.md section 4). The payment answers processing
 // meanwhile.
 func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code string) (*Payment, error) {
+	ctx, err := atKeyClock(ctx, tx, p.AccessKeyID)
+	if err != nil {
+		return nil, err
+	}
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
 	}

@@ -63,11 +63,14 @@ func (s *Server) front(w http.ResponseWriter, r *http.Request) (*call, bool) {
 		s.fail(w, r, f)
 		return nil, false
 	}
-	if key.Environment == merchant.Sandbox {
-		// Everything the request decides by time reads the key's own
-		// clock (docs/design/decisions.md section 14).
-		r = r.WithContext(clock.With(r.Context(), key.ClockOffset))
+	// Everything the request decides by time reads the key's own clock
+	// (docs/design/decisions.md section 14): a sandbox key's offset, none
+	// in production.
+	offset := key.ClockOffset
+	if key.Environment != merchant.Sandbox {
+		offset = 0
 	}
+	r = r.WithContext(clock.With(r.Context(), offset))
 	return &call{r: r, key: key, nonce: nonce, body: body}, true
 }
 
