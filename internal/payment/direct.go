@@ -180,10 +180,7 @@ func (n *NewDirect) capabilities() []provider.Capability {
 	case MethodMobile:
 		need = append(need, provider.Mobile)
 	}
-	if n.SavePaymentMethod || n.Subscription != nil {
-		need = append(need, provider.SavedCards)
-	}
-	return need
+	return append(need, n.NewSession.capabilities()...)
 }
 
 // DirectTx is what accepting a direct payment needs inside the request's transaction.
@@ -247,18 +244,8 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 		return nil, fault.OnField(fault.ChannelNotAvailable, "payment_method.type",
 			"no payment channel of this key takes this method in this currency")
 	}
-	prov, err := s.Providers.Provider(ch.Provider)
-	if err != nil {
+	if err := s.channelHas(*ch, in.capabilities()); err != nil {
 		return nil, err
-	}
-	caps, err := prov.Capabilities(ch.Profile)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range in.capabilities() {
-		if !caps.Has(c) {
-			return nil, fault.Newf(fault.CapabilityNotSupported, "the payment channel does not support %s", c)
-		}
 	}
 
 	p := &Payment{

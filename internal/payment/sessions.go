@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // DefaultSessionLifetime is how long a hosted session stays payable when the
@@ -42,6 +43,40 @@ type NewSession struct {
 // (docs/design/decisions.md section 3: they answer after the schema checks).
 func (n NewSession) Check() *fault.Error {
 	return checkCommon(n.Currency, n.SavePaymentMethod, n.CustomerReference, n.Customer)
+}
+
+// capabilities names what a session needs of its channel's profile beyond
+// taking a payment: keeping the card with the provider, when the payment
+// saves it or carries subscription terms (docs/design/decisions.md section
+// 5: the mandate charges that saved card later).
+func (n NewSession) capabilities() []provider.Capability {
+	if n.SavePaymentMethod || n.Subscription != nil {
+		return []provider.Capability{provider.SavedCards}
+	}
+	return nil
+}
+
+// channelHas refuses a payment whose channel's profile lacks a capability
+// it needs: 422 capability_not_supported before anything is stored
+// (docs/design/decisions.md section 3).
+func (s *Service) channelHas(ch merchant.Channel, need []provider.Capability) error {
+	if len(need) == 0 {
+		return nil
+	}
+	prov, err := s.Providers.Provider(ch.Provider)
+	if err != nil {
+		return err
+	}
+	caps, err := prov.Capabilities(ch.Profile)
+	if err != nil {
+		return err
+	}
+	for _, c := range need {
+		if !caps.Has(c) {
+			return fault.Newf(fault.CapabilityNotSupported, "the payment channel does not support %s", c)
+		}
+	}
+	return nil
 }
 
 // CheckReturnURL applies the rule of docs/design/decisions.md section 15 for
@@ -123,12 +158,18 @@ func CustomerAAD(paymentID string) []byte { return []byte("payment_customer:" + 
 
 // CreateSession opens a hosted session on the first of the key's channels
 // (in assignment order) that takes the currency; 422 channel_not_available
-// when none does. The expiry job is queued in the same transaction.
+// when none does, 422 capability_not_supported when that channel cannot keep
+// the card the session saves or its subscription terms need. The expiry job
+// is queued in the same transaction.
 func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.Key, in NewSession) (*Payment, error) {
 	if f := in.Check(); f != nil {
 		return nil, f
 	}
 	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
+		return nil, f
+	}
+	now := s.now(ctx)
+	if f := checkTerms(in.Subscription, now); f != nil {
 		return nil, f
 	}
 	channels, err := tx.ChannelsForKey(ctx, key.ID)
@@ -146,7 +187,9 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 		return nil, fault.OnField(fault.ChannelNotAvailable, "currency",
 			"no payment channel of this key accepts this currency")
 	}
-	now := s.now(ctx)
+	if err := s.channelHas(*ch, in.capabilities()); err != nil {
+		return nil, err
+	}
 	lifetime := in.ExpiresIn
 	if lifetime == 0 {
 		lifetime = DefaultSessionLifetime
