@@ -162,6 +162,11 @@ func (pg *Pages) renderForm(w http.ResponseWriter, r *http.Request, cs *checkout
 	posted := r.Method == http.MethodPost
 	f := &formView{Pay: "Pay " + money.Format(p.AmountMinor, p.Currency), fields: map[string]*inputView{}}
 	methods := pg.methods(cs.channel)
+	if p.Subscription != nil {
+		// Terms are charged later on the card paid with now
+		// (docs/subscriptions.md, "Terms"): the page offers the card only.
+		methods = []string{payment.MethodCard}
+	}
 	chosen := r.PostFormValue("method")
 	if !slices.Contains(methods, chosen) {
 		chosen = payment.MethodCard

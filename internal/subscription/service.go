@@ -427,7 +427,7 @@ func (s *Service) Act(ctx context.Context, tx Tx, keyID, id string, a Action) (*
 	}
 	to, ok := a.Allows(sub.Status)
 	if !ok {
-		return nil, fault.Newf(fault.InvalidSubscriptionState, "a %s subscription cannot be %s", sub.Status,
+		return nil, fault.Newf(fault.InvalidSubscriptionState, "a subscription in status %s cannot be %s", sub.Status,
 			map[Action]string{Pause: "paused", Resume: "resumed", Cancel: "canceled"}[a])
 	}
 	now := clock.Now(ctx, s.Now)
