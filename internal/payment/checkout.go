@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/savedcard"
@@ -31,6 +32,9 @@ var ErrNoSession = errors.New("no such checkout session")
 func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
 	p, err := tx.FindSessionByID(ctx, sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = clock.OfKey(ctx, tx, p.AccessKeyID); err != nil {
 		return nil, err
 	}
 	now := s.now(ctx)
@@ -79,6 +83,10 @@ var formField = map[string]string{
 // what the merchant sent), records consent, and queues the charge. The
 // session then answers processing. Errors name form fields.
 func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment, f CheckoutForm) error {
+	ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
+	if err != nil {
+		return err
+	}
 	now := s.now(ctx)
 	if p.Observe(now).Status != AwaitingPaymentData && p.Observe(now).Status != Created {
 		return fault.Newf(fault.InvalidPaymentState, "this checkout is %s", p.Observe(now).Status)
