@@ -100,8 +100,9 @@ var (
 // it creates mandates and subscriptions with the payments that carry
 // terms (payment.Service.Recurring) and charges them through the same
 // service and operation engine. The scheduler runs it in worker processes
-// (serve); the sandbox clock through advance.
-func subscriptions(s *store.Store, a *app, ops *operation.Engine) (*subscription.Service, *clock.Advancer) {
+// (serve); the sandbox clock through advance, with the expiries of the
+// other resources (their engines' ClockSource) due on the way.
+func subscriptions(s *store.Store, a *app, ops *operation.Engine, expiries ...clock.Source) (*subscription.Service, *clock.Advancer) {
 	svc := &subscription.Service{NewID: a.payments.NewID, Now: a.now, Payments: a.payments, Store: s, Ops: ops,
 		Log: a.log, ErrNotFound: store.ErrNotFound,
 		Transact: func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
@@ -111,6 +112,6 @@ func subscriptions(s *store.Store, a *app, ops *operation.Engine) (*subscription
 	}
 	a.payments.Recurring = svc
 	ops.KeyClocks = true
-	adv := &clock.Advancer{Base: a.now, Offsets: s, Sources: []clock.Source{svc.ClockSource()}}
+	adv := &clock.Advancer{Base: a.now, Offsets: s, Sources: append([]clock.Source{svc.ClockSource()}, expiries...)}
 	return svc, adv
 }

@@ -109,7 +109,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	verification.AddWorkers(workerSet, verifications)
 	po := payouts(a.store, a.payments, ops, a)
 	payout.AddWorkers(workerSet, po)
-	subs, advancer := subscriptions(a.store, a, ops)
+	subs, advancer := subscriptions(a.store, a, ops, eng.ClockSource(), verifications.ClockSource(), po.ClockSource())
 	addWebhookWorkers(workerSet, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,

@@ -12,6 +12,7 @@ package clock
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -44,3 +45,47 @@ func Now(ctx context.Context, base func() time.Time) time.Time {
 // (docs/design/decisions.md section 14: at most 5 years a call), in
 // calendar years.
 func Furthest(now time.Time) time.Time { return now.AddDate(5, 0, 0) }
+
+// Reader reads a key's clock offset (the store and its transactions).
+type Reader interface {
+	KeyClockOffset(ctx context.Context, keyID string) (time.Duration, error)
+}
+
+// OfKey returns ctx carrying the clock of the key keyID, read through r,
+// unless ctx carries a key's clock already (a request's, or an advance's,
+// moved to the item it runs). A job uses it for the resource it works on;
+// inside a transaction r must be that transaction: on SQLite a read
+// beside an open write transaction of the same goroutine waits for it.
+func OfKey(ctx context.Context, r Reader, keyID string) (context.Context, error) {
+	if Known(ctx) {
+		return ctx, nil
+	}
+	off, err := r.KeyClockOffset(ctx, keyID)
+	if err != nil {
+		return ctx, err
+	}
+	return With(ctx, off), nil
+}
+
+// Process is the process's time at which ctx's key clock reads t: what a
+// job that must run at a key's time t is scheduled at (River schedules by
+// the process's clock). If the key's clock is moved on meanwhile, the job
+// finds its work already due, or done by the advance.
+func Process(ctx context.Context, t time.Time) time.Time { return t.Add(-Offset(ctx)) }
+
+// Expired is what a Due's Run answers after an expiry: RanExpirations
+// when it changed something, "" when by then there was nothing to do. An
+// err that is lost (the domain's lost compare-and-set: the resource moved
+// meanwhile, by its job or a request) is nothing done, and the advance
+// looks again.
+func Expired(changed bool, err, lost error) (string, error) {
+	switch {
+	case errors.Is(err, lost):
+		return "", nil
+	case err != nil:
+		return "", err
+	case changed:
+		return RanExpirations, nil
+	}
+	return "", nil
+}

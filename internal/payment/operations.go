@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/provider"
@@ -17,6 +18,9 @@ type OperationTx interface {
 	CreateRefund(ctx context.Context, r *Refund) error
 	// OpenOperations lists the payment's operations not yet done.
 	OpenOperations(ctx context.Context, paymentID string) ([]Operation, error)
+	// A payer's page carries no key's clock: it is read with the
+	// payment's key (docs/design/decisions.md section 14).
+	clock.Reader
 }
 
 func invalidState(p *Payment, op string) *fault.Error {
@@ -29,12 +33,20 @@ func invalidState(p *Payment, op string) *fault.Error {
 // (docs/design/decisions.md section 4). The payment answers processing
 // meanwhile.
 func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code string) (*Payment, error) {
-	ctx, err := atKeyClock(ctx, tx, p.AccessKeyID)
-	if err != nil {
-		return nil, err
+	// A payer's checkout confirm is signed by no key: the session's key's
+	// clock is read through tx (docs/design/decisions.md section 14).
+	if r, ok := tx.(clock.Reader); ok {
+		var err error
+		if ctx, err = clock.OfKey(ctx, r, p.AccessKeyID); err != nil {
+			return nil, err
+		}
 	}
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
+	}
+	ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
+	if err != nil {
+		return nil, err
 	}
 	if q, ok, err := s.confirmRedirect(ctx, tx, p, code); ok {
 		return q, err

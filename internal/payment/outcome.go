@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/savedcard"
@@ -57,7 +58,13 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o ope
 	if res.BankReference != nil {
 		p.BankReference = &BankReference{PaymentID: res.BankReference.PaymentID, Name: res.BankReference.Name}
 	}
-	next, follow := e.outcome(op, p, res, now)
+	if t := res.AuthorizationExpiresAt; t != nil {
+		// The provider's time is the process's: the hold ends on the key's
+		// clock that much later (docs/design/decisions.md section 14).
+		at := t.Add(clock.Offset(ctx)).UTC().Truncate(time.Microsecond)
+		res.AuthorizationExpiresAt = &at
+	}
+	next, follow := e.outcome(ctx, op, p, res, now)
 	if next != "" && CanMove(p.Status, next) {
 		if next != RequiresAction {
 			p.NextActionType, p.NextActionURL = "", ""
@@ -97,7 +104,9 @@ type followUp struct {
 }
 
 // outcome maps a result to the payment's next status and fields.
-func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now time.Time) (Status, []followUp) {
+// now is the key's time (ctx's clock); the follow-up jobs are scheduled
+// on the process's.
+func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res provider.PayResult, now time.Time) (Status, []followUp) {
 	decline := func(s Status) (Status, []followUp) {
 		code := res.DeclineCode
 		if code == "" {
@@ -122,7 +131,7 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 			p.AuthorizationExpiresAt = res.AuthorizationExpiresAt
 			var f []followUp
 			if res.AuthorizationExpiresAt != nil {
-				f = append(f, followUp{ExpireAuthorizationArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: *res.AuthorizationExpiresAt}})
+				f = append(f, followUp{ExpireAuthorizationArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: clock.Process(ctx, *res.AuthorizationExpiresAt)}})
 			}
 			return Authorized, f
 		case provider.StatusDeclined:
@@ -136,7 +145,7 @@ func (e *Engine) outcome(op *Operation, p *Payment, res provider.PayResult, now 
 			p.NextActionType, p.NextActionURL = res.NextAction.Type, res.NextAction.URL
 			var f []followUp
 			if res.NextAction.Type != "otp" {
-				f = append(f, followUp{PollArgs{PaymentID: p.ID, OperationID: op.ID}, &river.InsertOpts{ScheduledAt: now.Add(e.PollEvery)}})
+				f = append(f, followUp{PollArgs{PaymentID: p.ID, OperationID: op.ID}, &river.InsertOpts{ScheduledAt: clock.Process(ctx, now.Add(e.PollEvery))}})
 			}
 			return RequiresAction, f
 		}

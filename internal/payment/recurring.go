@@ -115,25 +115,3 @@ func reserve(ctx context.Context, tx allowance.Tx, p *Payment) error {
 // now is the time by the clock of the key whose request or job ctx
 // carries (docs/design/decisions.md section 14).
 func (s *Service) now(ctx context.Context) time.Time { return clock.Now(ctx, s.Now) }
-
-// KeyClocks reads a key's sandbox clock offset; the store's transactions
-// offer it.
-type KeyClocks interface {
-	KeyClockOffset(ctx context.Context, keyID string) (time.Duration, error)
-}
-
-// atKeyClock returns ctx carrying the clock of the key keyID unless it
-// carries one already: a payer's checkout request is signed by no key, so
-// the session's key's clock is read through tx (docs/design/decisions.md
-// section 14).
-func atKeyClock(ctx context.Context, tx any, keyID string) (context.Context, error) {
-	r, ok := tx.(KeyClocks)
-	if clock.Known(ctx) || !ok {
-		return ctx, nil
-	}
-	off, err := r.KeyClockOffset(ctx, keyID)
-	if err != nil {
-		return ctx, err
-	}
-	return clock.With(ctx, off), nil
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -73,6 +74,10 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if p, err = tx.FindSessionByID(ctx, sessionID); err != nil {
 			return err
 		}
+		ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
+		if err != nil {
+			return err
+		}
 		now := e.Service.now(ctx)
 		if stored, ok := atProvider(p, now); ok {
 			url = stored
@@ -116,6 +121,10 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		if err != nil {
 			return err
 		}
+		ctx, err := clock.OfKey(ctx, tx, cur.AccessKeyID)
+		if err != nil {
+			return err
+		}
 		now := e.Service.now(ctx)
 		if stored, ok := atProvider(cur, now); ok {
 			url = stored
@@ -143,7 +152,7 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		}
 		url = page.URL
 		return tx.Enqueue(ctx, PollArgs{PaymentID: cur.ID, OperationID: op.ID},
-			&river.InsertOpts{ScheduledAt: now.Add(e.PollEvery)})
+			&river.InsertOpts{ScheduledAt: clock.Process(ctx, now.Add(e.PollEvery))})
 	})
 	return url, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/cardinfo"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
@@ -212,7 +213,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	if err := s.create(ctx, tx, p); err != nil {
 		return nil, err
 	}
-	if err := tx.Enqueue(ctx, ExpireSessionArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: expires}); err != nil {
+	if err := tx.Enqueue(ctx, ExpireSessionArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: clock.Process(ctx, expires)}); err != nil {
 		return nil, fmt.Errorf("queue session expiry: %w", err)
 	}
 	return p, nil

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -23,6 +23,11 @@ type EngineStore interface {
 	// deleted since or not: the payout was accepted with it
 	// (docs/api.md, "Stored cards").
 	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
+	// The expiry job decides at the clock of the payout's key, and a
+	// sandbox clock advance runs what falls due (docs/design/decisions.md
+	// section 14).
+	clock.Reader
+	DueStore
 }
 
 // EngineTx is what recording a payout's outcome writes, in the operation
@@ -158,7 +163,7 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *operation.O
 	if err != nil || !CanMove(p.Status, ManualReview) {
 		return err
 	}
-	p.Status, p.UpdatedAt = ManualReview, h.e.Service.Now().UTC().Truncate(time.Microsecond)
+	p.Status, p.UpdatedAt = ManualReview, h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, p)
 }
 
@@ -182,7 +187,7 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *operation.Operat
 
 // apply moves p after a provider's answer about it.
 func (e *Engine) apply(ctx context.Context, tx EngineTx, opID string, p *Payout, res provider.PayoutResult) error {
-	now := e.Service.Now().UTC().Truncate(time.Microsecond)
+	now := e.Service.now(ctx)
 	var next Status
 	switch res.Status {
 	case provider.StatusSucceeded:
@@ -231,7 +236,7 @@ func (e *Engine) apply(ctx context.Context, tx EngineTx, opID string, p *Payout,
 		return err
 	}
 	if next == RequiresAction {
-		args, opts := expireJob(p, opID)
+		args, opts := expireJob(ctx, p, opID)
 		return tx.Enqueue(ctx, args, opts)
 	}
 	return nil

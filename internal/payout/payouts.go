@@ -11,6 +11,7 @@ import (
 	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/cardinfo"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
@@ -170,7 +171,7 @@ type CreateTx interface {
 // processing, and the transfer is queued as an operation in the same
 // transaction. Raw card data needs the key's direct card data permission.
 func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in New) (*Payout, error) {
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	if in.Card != nil && !key.DirectCardData {
 		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "payout_method.card",
 			"this key may not send raw card data; pay out to a saved card")
@@ -301,7 +302,7 @@ func (s *Service) Confirm(ctx context.Context, tx ConfirmTx, p *Payout, code str
 	if code != "" {
 		sec = &Secret{Version: SecretVersion, Code: code}
 	}
-	p.Status, p.UpdatedAt = Processing, s.Now().UTC().Truncate(time.Microsecond)
+	p.Status, p.UpdatedAt = Processing, s.now(ctx)
 	if err := s.save(ctx, tx, p); err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func (s *Service) Confirm(ctx context.Context, tx ConfirmTx, p *Payout, code str
 
 // queue stores an operation with its sealed secret and its job.
 func (s *Service) queue(ctx context.Context, tx operation.QueueTx, p *Payout, kind string, sec *Secret) error {
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	now := s.now(ctx)
 	op := &operation.Operation{ID: s.NewID(), Resource: Resource, ResourceID: p.ID, Kind: kind,
 		AmountMinor: p.AmountMinor, CreatedAt: now, UpdatedAt: now}
 	if sec == nil {
@@ -372,7 +373,13 @@ func (s *Service) changed(ctx context.Context, tx EventTx, p *Payout) error {
 }
 
 // expireJob is the job that ends a payout still waiting for its payee at
-// ActionExpiresAt (docs/design/decisions.md section 15).
-func expireJob(p *Payout, opID string) (river.JobArgs, *river.InsertOpts) {
-	return ExpireActionArgs{PayoutID: p.ID, OperationID: opID}, &river.InsertOpts{ScheduledAt: *p.ActionExpiresAt}
+// ActionExpiresAt (docs/design/decisions.md section 15), a time of the
+// key's clock (ctx's): River schedules it by the process's.
+func expireJob(ctx context.Context, p *Payout, opID string) (river.JobArgs, *river.InsertOpts) {
+	return ExpireActionArgs{PayoutID: p.ID, OperationID: opID},
+		&river.InsertOpts{ScheduledAt: clock.Process(ctx, *p.ActionExpiresAt)}
 }
+
+// now is the time by the clock of the key whose request or job ctx
+// carries (docs/design/decisions.md section 14).
+func (s *Service) now(ctx context.Context) time.Time { return clock.Now(ctx, s.Now) }

@@ -185,7 +185,8 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		}}
 	payments.Recurring = subs
 	ops.KeyClocks = true
-	advancer := &keyclock.Advancer{Base: clk.Now, Offsets: s, Sources: []keyclock.Source{subs.ClockSource()}}
+	advancer := &keyclock.Advancer{Base: clk.Now, Offsets: s, Sources: []keyclock.Source{subs.ClockSource(),
+		eng.ClockSource(), verifications.ClockSource(), po.ClockSource()}}
 	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: log, Now: clk.Now,
 		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr,
 		Subscriptions: subs, Clock: advancer}

@@ -17,7 +17,7 @@ func (s *Server) listLimits() http.Handler {
 		if err != nil {
 			return answer{}, err
 		}
-		now := s.now()
+		now := s.keyNow(ctx) // the allowance day is the key's (docs/design/decisions.md section 14)
 		out := openapi.LimitList{Items: []openapi.Limit{}}
 		for _, set := range settings {
 			u, err := s.store.AllowanceUsage(ctx, c.key.ID, set.Allowance, set.Currency, allowance.Day(now))

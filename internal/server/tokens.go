@@ -84,7 +84,7 @@ func (s *Server) deletePaymentMethodToken() http.Handler {
 		if err != nil {
 			return err
 		}
-		err = s.store.DeleteSavedCard(ctx, c.key.ID, id, s.now())
+		err = s.store.DeleteSavedCard(ctx, c.key.ID, id, s.keyNow(ctx))
 		if errors.Is(err, store.ErrNotFound) {
 			return fault.New(fault.NotFound, "no saved card with this id")
 		}

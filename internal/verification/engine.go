@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
-	"github.com/riverqueue/river"
-
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -32,6 +30,7 @@ type Secret struct {
 type EngineStore interface {
 	FindVerificationByID(ctx context.Context, id string) (*Verification, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
+	DueStore
 }
 
 // EngineTx is what recording an outcome writes, in the operation engine's
@@ -41,6 +40,9 @@ type EngineTx interface {
 	operation.QueueTx
 	FindVerificationByID(ctx context.Context, id string) (*Verification, error)
 	WriteTx
+	// The expiry job decides at the clock of the verification's key
+	// (docs/design/decisions.md section 14).
+	clock.Reader
 }
 
 // Engine is the verification side of the operation engine: it makes a
@@ -202,7 +204,7 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *operation.Operat
 	if v.Status == v.StoredStatus && !learned {
 		return nil
 	}
-	v.UpdatedAt = h.e.Service.now()
+	v.UpdatedAt = h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, v)
 }
 
@@ -220,7 +222,7 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *operation.O
 	if !CanMove(v.Status, ManualReview) {
 		return nil
 	}
-	v.Status, v.UpdatedAt = ManualReview, h.e.Service.now()
+	v.Status, v.UpdatedAt = ManualReview, h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, v)
 }
 
@@ -230,60 +232,4 @@ func engineTx(t operation.Tx) (EngineTx, error) {
 		return nil, fmt.Errorf("verification: the operation engine's transaction (%T) lacks the verification's statements", t)
 	}
 	return tx, nil
-}
-
-// ExpireArgs ends a verification still waiting for its code at its deadline.
-type ExpireArgs struct {
-	VerificationID string `json:"verification_id"`
-}
-
-// Kind names the job (dotted, docs/design/style.md).
-func (ExpireArgs) Kind() string { return "card_verification.expire" }
-
-// ExpireWorker runs card_verification.expire jobs.
-type ExpireWorker struct {
-	river.WorkerDefaults[ExpireArgs]
-	Engine *Engine
-}
-
-// Work fails a code_sent verification past its deadline with
-// verification_expired (docs/design/decisions.md section 15). Before the
-// deadline (River's clock and ours can differ), or while the provider's
-// answer is still awaited (pending, manual_review), it snoozes.
-func (w *ExpireWorker) Work(ctx context.Context, job *river.Job[ExpireArgs]) error {
-	e := w.Engine
-	now := e.Service.now()
-	var wait time.Duration
-	err := e.Transact(ctx, func(tx EngineTx) error {
-		v, err := tx.FindVerificationByID(ctx, job.Args.VerificationID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case v.Status.Final():
-			return nil
-		case now.Before(v.ExpiresAt):
-			wait = v.ExpiresAt.Sub(now) + time.Second
-			return nil
-		case v.Status != CodeSent:
-			wait = time.Hour
-			return nil
-		}
-		v.Status, v.DeclineCode, v.UpdatedAt = Failed, DeclineExpired, now
-		if err := e.Service.save(ctx, tx, v); err != nil {
-			return err
-		}
-		// The provider is asked to let the hold go, as an operation of its
-		// own: retried, never lost, recorded without a status change.
-		return e.Service.queue(ctx, tx, v, OpRelease, nil)
-	})
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return err // ErrConflict: it moved meanwhile; the job runs again
-}
-
-// AddWorkers registers the verification's jobs.
-func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &ExpireWorker{Engine: e})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -109,7 +110,14 @@ type New struct {
 	Card        Card
 }
 
-func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+// now is the time by the clock of the key whose request or job ctx
+// carries (docs/design/decisions.md section 14): a verification's times
+// and its expiry read it.
+func (s *Service) now(ctx context.Context) time.Time { return clock.Now(ctx, s.Now) }
+
+// realNow is the process's time: the per-card limit counts checks of one
+// card across all keys, so no key's clock may move its window.
+func (s *Service) realNow() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 func (s *Service) maxAttempts() int {
 	if s.MaxAttempts > 0 {
@@ -157,9 +165,11 @@ func (n *New) check(now time.Time) *fault.Error {
 // /card-verifications)): pending, with its LookUp queued as an operation
 // and its expiry scheduled, in the request's transaction. The fourth
 // verification of a card in 24 hours is 429 rate_limited before any
-// provider call (docs/design/decisions.md section 15).
+// provider call (docs/design/decisions.md section 15). The limit's window
+// is real time, whatever the key's sandbox clock: it is a fraud rule over
+// all keys, not one key's resource (docs/sandbox.md, "The sandbox clock").
 func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in New) (*Verification, error) {
-	now := s.now()
+	now, wall := s.now(ctx), s.realNow()
 	if !key.DirectCardData {
 		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "card", "this key may not send raw card data")
 	}
@@ -171,7 +181,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		return nil, err
 	}
 	hashes := s.cardHashes(in.Card.Number)
-	n, oldest, err := tx.LockCardChecks(ctx, hashes, now.Add(-CardWindow))
+	n, oldest, err := tx.LockCardChecks(ctx, hashes, wall.Add(-CardWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +190,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		// same request succeeds once the oldest check leaves the window,
 		// which Retry-After names.
 		f := fault.New(fault.RateLimited, "this card was verified too often in the last 24 hours; retry later")
-		f.Retryable, f.RetryAfter = true, max(oldest.Add(CardWindow).Sub(now), time.Second)
+		f.Retryable, f.RetryAfter = true, max(oldest.Add(CardWindow).Sub(wall), time.Second)
 		return nil, f
 	}
 	v := &Verification{ID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID, OrderID: in.OrderID, Currency: in.Currency,
@@ -192,7 +202,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		}
 		return nil, err
 	}
-	if err := tx.RecordCardCheck(ctx, hashes[0], now); err != nil {
+	if err := tx.RecordCardCheck(ctx, hashes[0], wall); err != nil {
 		return nil, err
 	}
 	if err := s.changed(ctx, tx, v); err != nil {
@@ -202,7 +212,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	if err := s.queue(ctx, tx, v, OpCreate, &Secret{Version: SecretVersion, Card: &c}); err != nil {
 		return nil, err
 	}
-	at := v.ExpiresAt
+	at := clock.Process(ctx, v.ExpiresAt) // River schedules by the process's clock
 	if err := tx.Enqueue(ctx, ExpireArgs{VerificationID: v.ID}, &river.InsertOpts{ScheduledAt: at}); err != nil {
 		return nil, err
 	}
@@ -251,7 +261,7 @@ func (s *Service) Verify(ctx context.Context, tx VerifyTx, v *Verification, code
 		return nil, fault.New(fault.VerificationNotAwaitingCode, "the verification is not waiting for a code")
 	}
 	v.VerifyAttempts++
-	v.UpdatedAt = s.now()
+	v.UpdatedAt = s.now(ctx)
 	if err := s.save(ctx, tx, v); err != nil {
 		return nil, err
 	}
@@ -263,7 +273,7 @@ func (s *Service) Verify(ctx context.Context, tx VerifyTx, v *Verification, code
 
 // queue stores an operation with its sealed secret and its job.
 func (s *Service) queue(ctx context.Context, tx operation.QueueTx, v *Verification, kind string, sec *Secret) error {
-	now := s.now()
+	now := s.now(ctx)
 	op := &operation.Operation{ID: s.NewID(), Resource: Resource, ResourceID: v.ID, Kind: kind, CreatedAt: now, UpdatedAt: now}
 	if sec == nil {
 		return operation.Queue(ctx, tx, s.Sealer, op, nil) // a typed nil would seal "null"
