@@ -33,14 +33,6 @@ func invalidState(p *Payment, op string) *fault.Error {
 // (docs/design/decisions.md section 4). The payment answers processing
 // meanwhile.
 func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code string) (*Payment, error) {
-	// A payer's checkout confirm is signed by no key: the session's key's
-	// clock is read through tx (docs/design/decisions.md section 14).
-	if r, ok := tx.(clock.Reader); ok {
-		var err error
-		if ctx, err = clock.OfKey(ctx, r, p.AccessKeyID); err != nil {
-			return nil, err
-		}
-	}
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
 	}
