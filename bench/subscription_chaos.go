@@ -102,7 +102,7 @@ func subscriptionChaos(ctx context.Context, c checkConfig) (checkResult, error) 
 	if kills < wantKills {
 		res.fail("%d kills, want at least %d", kills, wantKills)
 	}
-	res.add("advances", "%d answered (%d retried after no reply or a 5xx); they ran %d charges, %d retries; the scheduler the rest",
+	res.add("advances", "%d answered (%d retried after no reply or a 5xx); the answers counted %d charges, %d retries (the scheduler and advances cut by a kill made the rest)",
 		advances, retries, ran["subscription_charges"], ran["retries"])
 	res.add("chaos took", "%s", time.Since(began).Round(time.Millisecond))
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -26,7 +27,11 @@ func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt)); err != nil {
 		return err
 	}
-	return webhook.FanOut(ctx, t, e.ID, e.AccessKeyID, e.Type, e.CreatedAt, func() string { return uuid.Must(uuid.NewV7()).String() })
+	// The deliveries are due by the process's time, as webhook retries are
+	// (docs/design/decisions.md section 14): the event's moment is by its
+	// key's clock, which an advance may have moved days ahead.
+	due := e.CreatedAt.Add(-clock.Offset(ctx))
+	return webhook.FanOut(ctx, t, e.ID, e.AccessKeyID, e.Type, due, func() string { return uuid.Must(uuid.NewV7()).String() })
 }
 
 // StoredEvent is an event as kept.
