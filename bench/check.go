@@ -70,13 +70,14 @@ func (r checkResult) print(w io.Writer) {
 
 // checks are the reliability scenarios by name.
 var checks = map[string]check{
-	"duplicate-storm": duplicateStorm,
-	"replay-storm":    replayStorm,
-	"crash-chaos":     crashChaos,
-	"fault-soak":      faultSoak,
-	"webhook-outage":  webhookOutage,
-	"pci-bola":        pciBOLA,
-	"fuzz":            fuzz,
+	"duplicate-storm":    duplicateStorm,
+	"replay-storm":       replayStorm,
+	"crash-chaos":        crashChaos,
+	"subscription-chaos": subscriptionChaos,
+	"fault-soak":         faultSoak,
+	"webhook-outage":     webhookOutage,
+	"pci-bola":           pciBOLA,
+	"fuzz":               fuzz,
 }
 
 func checkNames() string {

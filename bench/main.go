@@ -26,6 +26,7 @@
 //
 //	go run ./bench -check duplicate-storm -db postgres
 //	go run ./bench -check crash-chaos -db postgres
+//	go run ./bench -check subscription-chaos -db postgres
 //
 // PostgreSQL runs create a fresh database on PAYGATE_BENCH_DATABASE_URL
 // (else PAYGATE_TEST_DATABASE_URL, else the local server) and drop it after.

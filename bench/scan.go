@@ -84,7 +84,7 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 	res.add("bytes scanned", "%s", scan.sizes())
 	res.add("canary hits", "%d", len(scan.hits))
 	res.add("controls", "%s", scan.controls())
-	res.add("endpoints probed", "%d paths with {id} × %d of key A's ids = %d requests with key B; and B's checkout page for A's payer (saved cards)",
+	res.add("endpoints probed", "%d paths with {id} × %d of key A's ids = %d requests with key B; B's POST /subscriptions on A's mandate; and B's checkout page for A's payer (saved cards)",
 		bola.paths, bola.ids, bola.probes)
 	res.add("non-404s", "%d", len(bola.failures))
 	res.add("paths without an id of their kind", "%d %v", len(bola.uncovered), bola.uncovered)
@@ -103,9 +103,10 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 	}
 	for _, p := range bola.uncovered {
 		// The routes whose ids the flows above create must be probed with
-		// one (issue 12: payouts, verifications, saved cards); the others
-		// are shown in the figures.
-		if slices.Contains([]string{"payouts", "card-verifications", "saved-cards"}, ownKind(strings.Fields(p)[1])) {
+		// one (issue 12: payouts, verifications, saved cards; issue 13:
+		// subscriptions, mandates); the others are shown in the figures.
+		if slices.Contains([]string{"payouts", "card-verifications", "saved-cards", "subscriptions", "mandates"},
+			ownKind(strings.Fields(p)[1])) {
 			res.fail("BOLA: %s probed with no id of its own kind", p)
 		}
 	}
@@ -218,7 +219,76 @@ func (f *pciFlows) run() error {
 	if _, err := f.do("GET", "/api/v1/cards/information?bin="+canaryCard[:8], ""); err != nil {
 		return err
 	}
-	return f.finish()
+	if err := f.finish(); err != nil {
+		return err
+	}
+	return f.subscriptions()
+}
+
+// subscriptions carries the canary card's mandate (made by the payment
+// with terms) through the subscription endpoints: the mandate and its
+// subscription read back, another schedule on the mandate charged once by
+// a clock advance (a merchant-initiated payment on the saved canary card),
+// paused and resumed. Every answer is kept for the scan, and the new
+// subscription is one more id for the BOLA probe.
+func (f *pciFlows) subscriptions() error {
+	if len(f.ids["mandates"]) == 0 || len(f.ids["subscriptions"]) == 0 {
+		return fmt.Errorf("the payment with terms named no mandate or subscription")
+	}
+	mandate := f.ids["mandates"][0]
+	ok := func(method, target, body string) ([]byte, error) {
+		resp, err := f.do(method, target, body)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status/100 != 2 {
+			return nil, fmt.Errorf("%s %s: %d %s", method, target, resp.Status, truncate(resp.Body, 300))
+		}
+		return resp.Body, nil
+	}
+	for _, target := range []string{"/api/v1/mandates/" + mandate, "/api/v1/subscriptions/" + f.ids["subscriptions"][0]} {
+		if _, err := ok("GET", target, ""); err != nil {
+			return err
+		}
+	}
+	body, err := ok("POST", "/api/v1/subscriptions", fmt.Sprintf(`{"mandate_id":%q,"amount_minor":4700,"currency":"USD",
+		"interval_unit":"day","interval_count":1}`, mandate))
+	if err != nil {
+		return err
+	}
+	var sub openapi.Subscription
+	if err := json.Unmarshal(body, &sub); err != nil {
+		return err
+	}
+	f.keep("subscriptions", sub.ID)
+	// Due at once: the advance charges period 0 and waits for its outcome.
+	if _, err := ok("POST", "/api/v1/sandbox/clock/advance", `{"seconds":3600}`); err != nil {
+		return err
+	}
+	for _, action := range []string{"pause", "resume"} {
+		if _, err := ok("POST", "/api/v1/subscriptions/"+sub.ID+"/"+action, ""); err != nil {
+			return err
+		}
+	}
+	if body, err = ok("GET", "/api/v1/subscriptions/"+sub.ID, ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, &sub); err != nil {
+		return err
+	}
+	if sub.NextPeriod != 1 {
+		return fmt.Errorf("subscription %s: next period %d after the advance, want 1 (period 0 charged)", sub.ID, sub.NextPeriod)
+	}
+	f.flows = append(f.flows, "subscription charge on the saved canary card (clock advance), pause, resume")
+	left, err := waitAllFinal(f.ctx, f.cl, time.Minute)
+	if err != nil {
+		return err
+	}
+	if left > 0 {
+		return fmt.Errorf("%d payments not final after the subscription charge", left)
+	}
+	_, err = f.do("GET", "/api/v1/payments?limit=100", "") // the charge, as listed
+	return err
 }
 
 // finish drives every payment to a final status: the one-time code of the

@@ -95,6 +95,20 @@ func probeBOLA(ctx context.Context, a, b *client.Client, ids map[string][]string
 			}
 		}
 	}
+	// A mandate is named in a body too: key B's schedule on key A's
+	// mandate is 422 mandate_not_found, as an unknown one is
+	// (createSubscription (POST /subscriptions)).
+	if mandates := ids["mandates"]; len(mandates) > 0 {
+		body := fmt.Sprintf(`{"mandate_id":%q,"amount_minor":100,"currency":"USD","interval_unit":"day","interval_count":1}`, mandates[0])
+		resp, err := b.Do(ctx, client.Request{Method: http.MethodPost, Target: "/api/v1/subscriptions", Body: []byte(body)})
+		if err != nil {
+			return res, err
+		}
+		if resp.Status != http.StatusUnprocessableEntity || !strings.Contains(string(resp.Body), `"mandate_not_found"`) {
+			res.failures = append(res.failures, fmt.Sprintf("POST /api/v1/subscriptions with key A's mandate answered key B %d %s",
+				resp.Status, truncate(resp.Body, 200)))
+		}
+	}
 	// The saved card's id is a payment-method token's id: key A finds it in
 	// its own list, so B's DELETE probed a real token.
 	if cards := ids["saved-cards"]; len(cards) > 0 {

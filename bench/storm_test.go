@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestStorms runs the duplicate storm, the replay storm and the crash
-// chaos at a small size on both databases: the same code as the commands,
+// TestStorms runs the duplicate storm, the replay storm, the crash chaos
+// and the subscription chaos at a small size on both databases: the same code as the commands,
 // against real processes.
 func TestStorms(t *testing.T) {
 	if testing.Short() {
@@ -22,6 +22,7 @@ func TestStorms(t *testing.T) {
 		{"duplicate-storm", checkConfig{n: 100}},
 		{"replay-storm", checkConfig{n: 100}},
 		{"crash-chaos", checkConfig{n: 60, kills: 3}},
+		{"subscription-chaos", checkConfig{n: 8, kills: 3}},
 	} {
 		t.Run(tc.check, func(t *testing.T) {
 			databases(t, func(t *testing.T, db string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -90,7 +91,9 @@ type Engine struct {
 	// CrashAt kills the process at a point of an operation, for the crash
 	// tests only (PAYGATE_CRASH_AT): "before_call" (after the request's
 	// commit, before the provider call) or "after_call" (the provider has
-	// answered, nothing recorded yet). Empty in normal operation.
+	// answered, nothing recorded yet), optionally narrowed to the calls
+	// whose resource is of one kind, "before_call:recurring" (a Call that
+	// names its kind: a payment's kind). Empty in normal operation.
 	CrashAt string
 	// OpTimeout bounds one run (the provider call and its bookkeeping); it
 	// must exceed the provider call timeout. Zero: 1 minute.
@@ -207,13 +210,27 @@ func (e *Engine) Step(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// crash kills the process without any cleanup, as kill -9 does.
-func (e *Engine) crash(point string) {
-	if e.CrashAt == point {
-		e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point)
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // never returns
+// Kinded is a Call that names its resource's kind (a payment's: direct,
+// hosted, recurring …), which CrashAt may narrow its point to.
+type Kinded interface {
+	ResourceKind() string
+}
+
+// crash kills the process without any cleanup, as kill -9 does, at the
+// point CrashAt names, when the call is of the kind it names (if any).
+func (e *Engine) crash(point string, call Call) {
+	at, kind, narrowed := strings.Cut(e.CrashAt, ":")
+	if at != point {
+		return
 	}
+	if narrowed {
+		if k, ok := call.(Kinded); !ok || k.ResourceKind() != kind {
+			return
+		}
+	}
+	e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point, "kind", kind)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // never returns
 }
 
 // Backoff is the wait before attempt (from 1): 1 s, 2 s, 4 s … up to 5
@@ -255,7 +272,7 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 	if err != nil {
 		return err
 	}
-	e.crash("before_call")
+	e.crash("before_call", call)
 	release() // the provider's time is not ours
 	var out Outcome
 	if op.State == Inquiring {
@@ -276,7 +293,7 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 			return stepErr
 		}
 	}
-	e.crash("after_call")
+	e.crash("after_call", call)
 	if err != nil {
 		return e.failed(ctx, h, op, err, attempt, maxAttempts)
 	}

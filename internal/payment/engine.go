@@ -121,6 +121,10 @@ func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PaymentsOf(prov)}, nil
 }
 
+// ResourceKind implements operation.Kinded: the payment's kind, which
+// the crash tests' hook may narrow to (a subscription's charge: recurring).
+func (c *call) ResourceKind() string { return string(c.p.Kind) }
+
 // Inquire implements operation.Call.
 func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
 	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, Profile: c.ch.Profile})

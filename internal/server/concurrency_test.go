@@ -27,19 +27,7 @@ import (
 // pool, as `serve --role api` would be: it queues jobs and runs none.
 func (e *env) apiProcess() string {
 	e.t.Helper()
-	ctx := context.Background()
-	s, err := store.Open(ctx, e.dbConfig)
-	require.NoError(e.t, err)
-	e.t.Cleanup(func() { s.Close() })
-	// The same workers as every process registers (River refuses to insert
-	// a kind it does not know); this one runs none of them.
-	workers := river.NewWorkers()
-	operation.AddWorkers(workers, &operation.Engine{})
-	payment.AddWorkers(workers, &payment.Engine{})
-	verification.AddWorkers(workers, &verification.Engine{})
-	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
-	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log})
-	require.NoError(e.t, err)
+	s := e.pool()
 	merchants := *e.merchants
 	merchants.Store = s
 	deps := e.deps
@@ -49,6 +37,27 @@ func (e *env) apiProcess() string {
 	hs := httptest.NewServer(srv)
 	e.t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// pool opens another pool on the env's database, as another process has
+// one: it queues jobs (in its transactions) and runs none.
+func (e *env) pool() *store.Store {
+	e.t.Helper()
+	s, err := store.Open(context.Background(), e.dbConfig)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { s.Close() })
+	// The same workers as every process registers (River refuses to insert
+	// a kind it does not know); this one runs none of them.
+	workers := river.NewWorkers()
+	operation.AddWorkers(workers, &operation.Engine{})
+	payment.AddWorkers(workers, &payment.Engine{})
+	verification.AddWorkers(workers, &verification.Engine{})
+	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
+	// River's time is the test clock, as the env's own client has it: a job
+	// this pool queues is due by the clock the env's workers run on.
+	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log, Time: e.clock})
+	require.NoError(e.t, err)
+	return s
 }
 
 // clients returns one client of a new key per server URL.
