@@ -105,6 +105,12 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if !slices.Contains(ch.PaymentMethods, f.Method) {
 		return fault.OnField(fault.ValidationError, "method", "choose one of the payment methods offered")
 	}
+	if p.Subscription != nil && f.Method != MethodCard {
+		// The mandate charges the card this payment saves (docs/design/decisions.md
+		// section 5): a wallet or a phone leaves nothing to charge later.
+		return fault.OnField(fault.ValidationError, "method",
+			"must be a card: the recurring payments are charged to the card you pay with now")
+	}
 	cust, err := s.Customer(p)
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func TestSessionTermsRules(t *testing.T) {
 				{"method": {"mobile"}, "phone": {"+12025550100"}, "consent": {"yes"}},
 			} {
 				r := pr.submit(pg, form)
-				require.Equal(t, http.StatusUnprocessableEntity, r.status, form.Get("method"))
+				require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s: %s", form.Get("method"), r.body)
 				require.Contains(t, r.body, "Payment method must be a card: the recurring payments are charged to the card you pay with now.")
 				require.Equal(t, "awaiting_payment_data", e.payment(t, s.PaymentID).Status)
 				pg = r
