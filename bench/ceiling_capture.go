@@ -83,9 +83,12 @@ func schemaTables(ctx context.Context, db *sql.DB, dialect store.Dialect) ([]tab
 		pkQ = `SELECT a.attname FROM pg_index i
 			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
 			WHERE i.indrelid = $1::text::regclass AND i.indisprimary`
+		// A partial unique index (a subscription charge's period) holds
+		// only for rows that match its condition; the copies of a
+		// request's rows do not need fresh values for it.
 		uniqueQ = `SELECT DISTINCT a.attname FROM pg_index i
 			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-			WHERE i.indrelid = $1::text::regclass AND i.indisunique`
+			WHERE i.indrelid = $1::text::regclass AND i.indisunique AND i.indpred IS NULL`
 		fkQ = `SELECT a.attname, c.confrelid::regclass::text FROM pg_constraint c
 			JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)
 			WHERE c.contype = 'f' AND c.conrelid = $1::text::regclass`
@@ -97,7 +100,7 @@ func schemaTables(ctx context.Context, db *sql.DB, dialect store.Dialect) ([]tab
 			FROM pragma_table_xinfo($1) ORDER BY cid`
 		pkQ = `SELECT name FROM pragma_table_info($1) WHERE pk > 0`
 		uniqueQ = `SELECT ii.name FROM pragma_index_list($1) AS il, pragma_index_info(il.name) AS ii WHERE il."unique" = 1
-			UNION SELECT name FROM pragma_table_info($1) WHERE pk > 0`
+			AND il.partial = 0 UNION SELECT name FROM pragma_table_info($1) WHERE pk > 0`
 		fkQ = `SELECT "from", "table" FROM pragma_foreign_key_list($1)`
 	}
 	names, err := queryStrings(ctx, db, listQ)

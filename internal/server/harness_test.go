@@ -80,6 +80,9 @@ type env struct {
 	// subs is the subscription domain; its scheduler runs only when a
 	// test ticks it.
 	subs *subscription.Service
+	// ops is the operation engine: a test without workers runs an
+	// operation with it when it chooses.
+	ops *operation.Engine
 	// walkMandate is the active mandate the route walker's subscriptions
 	// use (route_statuses_test.go).
 	walkMandate string
@@ -199,7 +202,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	t.Cleanup(hs.Close)
 	eng.PublicURL = hs.URL
 
-	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server, subs: subs,
+	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server, subs: subs, ops: ops,
 		acqURL: acq.URL, cfg: cfg, deps: deps, dbConfig: dbConfig, keyring: kr}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")

@@ -34,9 +34,6 @@ type call struct {
 	nonce string
 	body  []byte
 	query url.Values // the parameters the endpoint takes, read by queryParams
-	// admitted: the nonce is spent already (an endpoint that works
-	// before its answer is stored: advanceSandboxClock).
-	admitted bool
 }
 
 // answer is what a handler returns: a status and a value to encode.
@@ -264,10 +261,8 @@ func (s *Server) execute(ctx context.Context, c *call, idemKey string, seal bool
 	// requests (store.Batch). Returning nil commits; an error undoes all.
 	err = s.store.Batch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		status, body, replayed = 0, nil, false
-		if !c.admitted {
-			if err := s.admit(ctx, tx, c.key, c.nonce); err != nil {
-				return err
-			}
+		if err := s.admit(ctx, tx, c.key, c.nonce); err != nil {
+			return err
 		}
 		// From here on the nonce is spent whatever the answer: commit it.
 		answerWith := func(f *fault.Error) error {

@@ -148,14 +148,19 @@ func (s *Server) getSandboxClock() http.Handler {
 	})
 }
 
+// advanceInProgress is the status kept with an advance's Idempotency-Key
+// while it runs: the stored body is then {"target"}, so that a retry of a
+// request still running (a client's timeout) goes to the same time.
+const advanceInProgress = 102
+
 // advanceSandboxClock is advanceSandboxClock (POST /sandbox/clock/advance)
 // (docs/design/decisions.md section 14). Unlike other writes it works
 // before its answer is stored: it runs what falls due, each in its own
 // transaction, and waits for provider outcomes. So the nonce is spent
-// first, a stored answer is replayed without advancing again, and the
-// target is absolute from the start (a `seconds` request retried while
-// the first still runs moves the clock to the same time, not twice as
-// far).
+// first; the target is made absolute and kept with the Idempotency-Key
+// before the clock moves, so a retry while the first still runs (a
+// `seconds` request included) goes to the same time, not further; and a
+// finished answer is replayed without advancing again.
 func (s *Server) advanceSandboxClock() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, ok := s.front(w, r)
@@ -167,7 +172,6 @@ func (s *Server) advanceSandboxClock() http.Handler {
 			s.failErr(w, r, err)
 			return
 		}
-		c.admitted = true
 		if c.key.Environment != merchant.Sandbox || s.clock == nil {
 			s.fail(w, r, fault.New(fault.NotFound, "the sandbox clock exists for sandbox keys only"))
 			return
@@ -178,58 +182,107 @@ func (s *Server) advanceSandboxClock() http.Handler {
 			s.fail(w, r, f)
 			return
 		}
-		now := s.keyNow(ctx)
+		fp := fingerprint(c.r, c.body)
+		prior, err := s.store.FindIdempotentResponse(ctx, c.key.ID, idemKey)
 		var target time.Time
 		switch {
-		case (in.To == nil) == (in.Seconds == nil):
-			f = fault.OnField(fault.ValidationError, "to", "send exactly one of to and seconds")
-		case in.To != nil:
-			target = in.To.Std().UTC()
-		default:
-			target = now.Add(time.Duration(*in.Seconds) * time.Second)
-		}
-		switch {
-		case f != nil:
-		case target.Before(now):
-			f = fault.OnField(fault.ValidationError, "to", "the clock only moves forward: "+now.Format(time.RFC3339)+" is its time")
-		case target.After(clock.Furthest(now)):
-			field := "seconds"
-			if in.To != nil {
-				field = "to"
-			}
-			f = fault.OnField(fault.ValidationError, field, "at most 5 years a call")
-		}
-		if f != nil {
-			s.fail(w, r, f)
+		case err == nil && prior.Fingerprint != fp:
+			s.fail(w, r, fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
+				"this Idempotency-Key was used with another request"))
 			return
-		}
-		var res *openapi.SandboxClockAdvanced
-		if _, err := s.store.FindIdempotentResponse(ctx, c.key.ID, idemKey); errors.Is(err, store.ErrNotFound) {
-			at, ran, err := s.clock.Advance(ctx, c.key.ID, target)
-			if err != nil {
+		case err == nil && prior.StatusCode != advanceInProgress:
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeJSON(w, prior.StatusCode, prior.Body)
+			return
+		case err == nil:
+			var p struct{ Target time.Time }
+			if err := json.Unmarshal(prior.Body, &p); err != nil {
 				s.failErr(w, r, err)
 				return
 			}
-			res = &openapi.SandboxClockAdvanced{Now: openapi.Time(at), Ran: ran}
-		} else if err != nil {
+			target = p.Target
+		case errors.Is(err, store.ErrNotFound):
+			if target, f = s.advanceTarget(ctx, in); f != nil {
+				s.fail(w, r, f)
+				return
+			}
+			if target, err = s.claimAdvance(ctx, c.key.ID, idemKey, fp, target); err != nil {
+				s.failErr(w, r, err)
+				return
+			}
+		default:
 			s.failErr(w, r, err)
 			return
 		}
-		status, body, replayed, err := s.execute(ctx, c, idemKey, false, func(ctx context.Context, _ *store.Tx) (answer, error) {
-			if res == nil {
-				// Stored by a request that finished meanwhile: execute
-				// replays it; this answer is never used.
-				return answer{}, fault.New(fault.IdempotencyRequestInProgress, "retry later")
-			}
-			return answer{http.StatusOK, res}, nil
-		})
+		at, ran, err := s.clock.Advance(ctx, c.key.ID, target)
 		if err != nil {
 			s.failErr(w, r, err)
 			return
 		}
-		if replayed {
-			w.Header().Set("Idempotent-Replayed", "true")
+		body := mustJSON(openapi.SandboxClockAdvanced{Now: openapi.Time(at), Ran: ran})
+		if err := s.store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.UpdateIdempotentResponse(ctx, c.key.ID, idemKey, http.StatusOK, body)
+		}); err != nil {
+			s.failErr(w, r, err)
+			return
 		}
-		writeJSON(w, status, body)
+		writeJSON(w, http.StatusOK, body)
 	})
+}
+
+// maxAdvanceSeconds bounds `seconds` before it becomes a duration: more
+// than 5 years is refused anyway, and a larger number would overflow.
+const maxAdvanceSeconds = 6 * 366 * 24 * 3600
+
+// advanceTarget is the time an advance goes to, by the key's clock in
+// ctx: exactly one of `to` and `seconds`, forward only, at most 5 years
+// (docs/design/decisions.md section 14).
+func (s *Server) advanceTarget(ctx context.Context, in *openapi.SandboxClockAdvance) (time.Time, *fault.Error) {
+	now := s.keyNow(ctx)
+	field := "to"
+	var target time.Time
+	switch {
+	case (in.To == nil) == (in.Seconds == nil):
+		return now, fault.OnField(fault.ValidationError, "to", "send exactly one of to and seconds")
+	case in.To != nil:
+		target = in.To.Std().UTC()
+	case *in.Seconds > maxAdvanceSeconds:
+		return now, fault.OnField(fault.ValidationError, "seconds", "at most 5 years a call")
+	default:
+		field, target = "seconds", now.Add(time.Duration(*in.Seconds)*time.Second)
+	}
+	switch {
+	case target.Before(now):
+		return now, fault.OnField(fault.ValidationError, field, "the clock only moves forward: "+now.Format(time.RFC3339)+" is its time")
+	case target.After(clock.Furthest(now)):
+		return now, fault.OnField(fault.ValidationError, field, "at most 5 years a call")
+	}
+	return target, nil
+}
+
+// claimAdvance keeps the advance's target with its Idempotency-Key, in
+// its own transaction, before the clock moves; when a concurrent request
+// with the same key claimed it first, its target is the one to go to.
+func (s *Server) claimAdvance(ctx context.Context, keyID, idemKey, fp string, target time.Time) (time.Time, error) {
+	body := mustJSON(map[string]time.Time{"target": target})
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SaveIdempotentResponse(ctx, keyID, idemKey, store.StoredResponse{Fingerprint: fp,
+			StatusCode: advanceInProgress, Body: body, CreatedAt: s.now()})
+	})
+	if !errors.Is(store.Classify(err), store.ErrDuplicate) {
+		return target, err
+	}
+	prior, err := s.store.FindIdempotentResponse(ctx, keyID, idemKey)
+	if err != nil {
+		return target, err
+	}
+	if prior.Fingerprint != fp {
+		return target, fault.OnField(fault.IdempotencyKeyReused, "Idempotency-Key",
+			"this Idempotency-Key was used with another request")
+	}
+	var p struct{ Target time.Time }
+	if err := json.Unmarshal(prior.Body, &p); err != nil || prior.StatusCode != advanceInProgress {
+		return target, err // finished meanwhile: going to the same target again does nothing
+	}
+	return p.Target, nil
 }

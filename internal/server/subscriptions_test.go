@@ -428,3 +428,45 @@ func TestSubscriptionEdges(t *testing.T) {
 		require.Equal(t, "paused", e.subscription(cs[0], s2.ID).Status)
 	})
 }
+
+// TestResumeWhileACharges: paused and resumed while a period's charge is
+// still in flight, the subscription moves on to the first period due after
+// the resume; the old charge's soft failure then settles only its own
+// period: no dunning on the new one (whose retry would charge it weeks
+// early), and the new period is still charged when due.
+func TestResumeWhileACharges(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{}) // no workers: the charge waits until run below
+		ctx := context.Background()
+		m := activeMandate(t, e, e.aKey.ID) // its token is unknown to the acquirer: a soft failure
+		var sub openapi.Subscription
+		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions", map[string]any{"mandate_id": m.ID,
+			"amount_minor": 700, "currency": "USD", "interval_unit": "month", "interval_count": 1}, &sub))
+		_, err := e.subs.Tick(ctx, 10)
+		require.NoError(t, err)
+		charges := e.charges(e.aKey.ID, sub.ID)
+		require.Len(t, charges, 1)
+		require.Equal(t, payment.Processing, charges[0].Status)
+
+		var got openapi.Subscription
+		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions/"+sub.ID+"/pause", nil, &got))
+		e.clock.Add(time.Minute)
+		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions/"+sub.ID+"/resume", nil, &got))
+		require.Equal(t, int64(1), got.NextPeriod)
+
+		ops, err := e.store.OpenOperations(ctx, charges[0].ID)
+		require.NoError(t, err)
+		require.Len(t, ops, 1)
+		require.NoError(t, e.ops.Run(ctx, ops[0].ID, 1, 1))
+		p, err := e.store.FindPaymentByID(ctx, charges[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, payment.Failed, p.Status)
+
+		got = e.subscription(e.a, sub.ID)
+		require.Equal(t, "active", got.Status)
+		require.Equal(t, int64(1), got.NextPeriod)
+		require.Zero(t, got.FailedAttempts)
+		require.Equal(t, sub.NextRunAt.Std().AddDate(0, 1, 0).UTC(), got.NextRunAt.Std().UTC(),
+			"period 1 stays due at its own time, not a day after the old charge's failure")
+	})
+}

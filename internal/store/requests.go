@@ -91,6 +91,15 @@ func (q Queries) SaveIdempotentResponse(ctx context.Context, keyID, idemKey stri
 	return err
 }
 
+// UpdateIdempotentResponse replaces the answer kept for (key, idempotency
+// key): an answer given after the work, which ran in transactions of its
+// own (advanceSandboxClock (POST /sandbox/clock/advance)).
+func (q Queries) UpdateIdempotentResponse(ctx context.Context, keyID, idemKey string, status int, body []byte) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE idempotency_keys SET status_code = $3, response_body = $4
+		WHERE access_key_id = $1 AND idempotency_key = $2`, keyID, idemKey, status, body)
+	return err
+}
+
 // PurgeIdempotencyKeys deletes stored answers older than cutoff
 // (docs/design/decisions.md section 2: 24 h).
 func (q Queries) PurgeIdempotencyKeys(ctx context.Context, cutoff time.Time) (int64, error) {

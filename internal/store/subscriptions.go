@@ -228,25 +228,6 @@ func (q Queries) KeyClockOffset(ctx context.Context, keyID string) (time.Duratio
 	return time.Duration(off) * time.Microsecond, err
 }
 
-// LockKeyClock reads a key's clock offset and holds the key until the
-// transaction ends, so that two advances of one clock run one after the
-// other (docs/design/decisions.md section 14).
-func (q Queries) LockKeyClock(ctx context.Context, keyID string) (time.Duration, error) {
-	if q.tx == nil {
-		return 0, ErrNeedsTx
-	}
-	lock := ""
-	if q.dialect == Postgres {
-		lock = " FOR NO KEY UPDATE"
-	}
-	var off int64
-	err := q.q.QueryRowContext(ctx, `SELECT clock_offset_micros FROM access_keys WHERE id = $1`+lock, keyID).Scan(&off)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
-	}
-	return time.Duration(off) * time.Microsecond, err
-}
-
 // SetKeyClockOffset moves a key's clock forward to offset; an offset
 // smaller than the one stored changes nothing (time only moves forward).
 func (q *Tx) SetKeyClockOffset(ctx context.Context, keyID string, offset time.Duration) error {

@@ -3,6 +3,7 @@ package subscription
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/paygate/paygate/internal/clock"
@@ -114,6 +115,7 @@ func (s *Service) Tick(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	failed := 0
 	for _, id := range ids {
 		_, err := s.stepAt(ctx, id, func(tx ChargeTx, keyID string) (time.Time, error) {
 			off, err := tx.KeyClockOffset(ctx, keyID)
@@ -123,8 +125,17 @@ func (s *Service) Tick(ctx context.Context, limit int) (int, error) {
 			return clock.Now(clock.With(ctx, off), s.Now), nil
 		})
 		if err != nil {
-			return 0, err
+			// One subscription that fails must not hold up the others'
+			// charges: it is logged and tried again at the next tick.
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			failed++
+			s.Log.Warn("subscription scheduler: a step failed", "subscription_id", id, "error", err.Error())
 		}
+	}
+	if failed == len(ids) && failed > 0 {
+		return 0, fmt.Errorf("subscription scheduler: all %d due subscriptions failed", failed)
 	}
 	return len(ids), nil
 }

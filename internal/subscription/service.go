@@ -246,7 +246,17 @@ func (s *Service) chargeMoved(ctx context.Context, tx Tx, p *payment.Payment) er
 		return err
 	}
 	sub.ChargingPaymentID, sub.UpdatedAt = "", p.UpdatedAt
+	// A resume while the charge was in flight moved the schedule on (to
+	// the first period due after it): the charge settled its own period,
+	// and neither moves the new one nor starts dunning on it.
+	stale := *p.SubscriptionPeriod != sub.Period || p.SubscriptionAttempt != sub.Attempt
 	switch {
+	case stale && !ok && Hard(p.DeclineCode):
+		sub.LastDeclineCode = p.DeclineCode
+		if CanMove(sub.Status, Canceled) {
+			sub.Status = Canceled
+		}
+	case stale:
 	case ok:
 		sub.Period++
 		sub.Attempt, sub.FailedAt, sub.LastDeclineCode = 0, nil, ""
