@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -276,6 +278,37 @@ func TestSandboxClockAPI(t *testing.T) {
 			clk := e.keyClock(e.a)
 			require.Equal(t, now.Add(time.Hour), clk.Now.Std())
 			require.Equal(t, int64(3600), clk.OffsetSeconds)
+		})
+
+		t.Run("a retry while the first still runs goes to the first's time", func(t *testing.T) {
+			// What the first request keeps before it moves the clock: its
+			// absolute target with its Idempotency-Key (a client that timed
+			// out retries while it runs).
+			from := e.keyClock(e.a).Now.Std()
+			body := []byte(`{"seconds":86400}`)
+			idem := "advance-" + uuid.NewString()
+			sum := sha256.Sum256(body)
+			fp := sha256.Sum256([]byte("POST\n/api/v1/sandbox/clock/advance\n" + hex.EncodeToString(sum[:])))
+			target := from.Add(2 * time.Hour)
+			require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error {
+				return tx.SaveIdempotentResponse(ctx, e.aKey.ID, idem, store.StoredResponse{
+					Fingerprint: hex.EncodeToString(fp[:]), StatusCode: 102,
+					Body: []byte(`{"target":"` + target.Format(time.RFC3339Nano) + `"}`), CreatedAt: e.clock.Now()})
+			}))
+			resp, err := e.a.Do(ctx, client.Request{Method: "POST", Target: "/api/v1/sandbox/clock/advance",
+				Body: body, IdempotencyKey: idem})
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+			require.Equal(t, target, e.keyClock(e.a).Now.Std(), "to the first request's target, not a day on")
+			again, err := e.a.Do(ctx, client.Request{Method: "POST", Target: "/api/v1/sandbox/clock/advance",
+				Body: body, IdempotencyKey: idem})
+			require.NoError(t, err)
+			require.True(t, again.Replayed())
+			require.JSONEq(t, string(resp.Body), string(again.Body))
+			require.Equal(t, target, e.keyClock(e.a).Now.Std())
+
+			over := e.post(e.a, "/api/v1/sandbox/clock/advance", `{"seconds":18446744074}`)
+			require.Equal(t, http.StatusBadRequest, over.Status, "%s", over.Body)
 		})
 
 		t.Run("at most 5 years, to the day", func(t *testing.T) {
