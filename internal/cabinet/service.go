@@ -45,6 +45,9 @@ type Store interface {
 	// time), sets the user's password hash and starts the session, in one
 	// transaction; false when the token is unknown, used or expired.
 	CompleteSetup(ctx context.Context, hash, passwordHash string, s Session, now time.Time) (bool, error)
+	// ReplaceSetupToken stores a new setup token and ends the user's
+	// unused ones.
+	ReplaceSetupToken(ctx context.Context, t SetupToken, now time.Time) error
 
 	// ReserveSignIn takes one attempt in each subject's window, all or
 	// none, refusing when a window is full (docs/cabinet.md).
@@ -143,6 +146,22 @@ func (s *Service) Grant(ctx context.Context, email, keyID string) error {
 		return err
 	}
 	return s.Store.GrantKey(ctx, u.ID, keyID, s.now())
+}
+
+// NewSetupLink gives the user a new setup token (a forgotten password, an
+// expired link); the earlier links stop working. The user's password stays
+// until the new link is used.
+func (s *Service) NewSetupLink(ctx context.Context, email string) (string, error) {
+	u, err := s.user(ctx, email)
+	if err != nil {
+		return "", err
+	}
+	if !u.Active() {
+		return "", errors.New("cabinet: the user is disabled")
+	}
+	now := s.now()
+	token, hash := NewSecret()
+	return token, s.Store.ReplaceSetupToken(ctx, SetupToken{Hash: hash, UserID: u.ID, ExpiresAt: now.Add(SetupLifetime)}, now)
 }
 
 // SetupUser returns the user a setup token is for, or ErrSetupInvalid.

@@ -194,6 +194,20 @@ func (s *Store) CompleteSetup(ctx context.Context, hash, passwordHash string, se
 	return ok, err
 }
 
+// ReplaceSetupToken stores a new setup token and uses up the user's unused
+// ones, in one transaction.
+func (s *Store) ReplaceSetupToken(ctx context.Context, t cabinet.SetupToken, now time.Time) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.q.ExecContext(ctx, `UPDATE user_setup_tokens SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`,
+			t.UserID, micros(now)); err != nil {
+			return err
+		}
+		_, err := tx.q.ExecContext(ctx, `INSERT INTO user_setup_tokens (token_hash, user_id, expires_at)
+			VALUES ($1, $2, $3)`, t.Hash, t.UserID, micros(t.ExpiresAt))
+		return err
+	})
+}
+
 // ReserveSignIn takes one attempt in each subject's window, all or none
 // (docs/cabinet.md, Users and sign-in). Per subject, the row is made if
 // missing, then one UPDATE either starts a new window (the old one is over)
