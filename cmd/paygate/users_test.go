@@ -24,7 +24,9 @@ func TestUsersCommand(t *testing.T) {
 			newKey := func(name string) string {
 				out, err := cli(t, env, "keys", "create", "--name", name, "--json")
 				require.NoError(t, err)
-				var k struct{ AccessKey string `json:"access_key"` }
+				var k struct {
+					AccessKey string `json:"access_key"`
+				}
 				require.NoError(t, json.Unmarshal([]byte(out), &k))
 				return k.AccessKey
 			}
@@ -37,7 +39,9 @@ func TestUsersCommand(t *testing.T) {
 			require.Contains(t, out, "ann@example.com")
 			out, err = cli(t, env, "users", "create", "--email", "bob@example.com", "--key", keyA, "--key", keyB, "--json")
 			require.NoError(t, err)
-			var created struct{ SetupLink string `json:"setup_link"` }
+			var created struct {
+				SetupLink string `json:"setup_link"`
+			}
 			require.NoError(t, json.Unmarshal([]byte(out), &created))
 			require.Regexp(t, link, created.SetupLink+"\n")
 
