@@ -24,6 +24,7 @@ require (
 require (
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/oapi-codegen/runtime v1.8.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 )
 
 require (

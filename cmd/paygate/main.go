@@ -48,6 +48,12 @@ Usage:
   paygate limits     set --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily N] [--per-transaction N]
   paygate limits     unset --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily] [--per-transaction]
   paygate limits     show --key ACCESS_KEY [--json]
+  paygate users      create --email E --key ACCESS_KEY [--key AK2] [--role admin|viewer] [--json]
+                                             a cabinet user; prints a one-time setup link
+  paygate users      list [--json]
+  paygate users      disable --email E        no more sign-in; their sessions end
+  paygate users      grant --email E --key ACCESS_KEY
+  paygate users      setup-link --email E [--json]
   paygate bins       import FILE.csv [--activate] [--label LABEL] [--json]
   paygate bins       versions [--json]
   paygate bins       activate VERSION
@@ -65,7 +71,7 @@ Usage:
                                              run the sandbox acquirer on its own
   paygate version
 
-Database flags (serve, migrate, keys, channels, bins, webhooks): --data-dir, --database-url,
+Database flags (serve, migrate, keys, channels, users, bins, webhooks): --data-dir, --database-url,
 --environment, --master-key-file; run "paygate serve -h" for all of them.
 `
 
@@ -87,6 +93,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return channels(ctx, rest, getenv, stdout, stderr)
 	case "limits":
 		return limits(ctx, rest, getenv, stdout, stderr)
+	case "users":
+		return users(ctx, rest, getenv, stdout, stderr)
 	case "master-key":
 		return masterKey(ctx, rest, getenv, stdout, stderr)
 	case "backup":

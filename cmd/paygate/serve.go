@@ -15,6 +15,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -132,7 +133,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
 		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
 	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Subscriptions: subs, Clock: advancer, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
-		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring})
+		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring,
+		Cabinet: &cabinet.Service{Store: a.store, Now: a.now}})
 	if err != nil {
 		ln.Close()
 		return err

@@ -27,6 +27,7 @@ import (
 var edge = []string{
 	"internal/server",           // routes, handlers, middleware
 	"internal/checkout",         // the payer's checkout pages (issue 11 item 4)
+	"internal/cabinet/pages",    // the merchant cabinet's pages (issue 14 item 2)
 	"internal/forwarded",        // the trusted proxy's X-Forwarded-* headers
 	"internal/client",           // the signed Go client of Paygate's API
 	"internal/openapi",          // the HTTP contract, its wire types and generated client

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
@@ -32,6 +33,9 @@ func (e *env) apiProcess() string {
 	merchants.Store = s
 	deps := e.deps
 	deps.Store, deps.Merchants, deps.Engine, deps.Metrics = s, &merchants, nil, nil
+	if c := e.deps.Cabinet; c != nil { // its own pool, as its sessions' reads
+		deps.Cabinet = &cabinet.Service{Store: s, Now: c.Now, Params: c.Params}
+	}
 	srv, err := server.New(e.cfg, deps)
 	require.NoError(e.t, err)
 	hs := httptest.NewServer(srv)

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
 	keyclock "github.com/paygate/paygate/internal/clock"
@@ -192,7 +193,10 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		eng.ClockSource(), verifications.ClockSource(), po.ClockSource()}}
 	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: log, Now: clk.Now,
 		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr,
-		Subscriptions: subs, Clock: advancer}
+		Subscriptions: subs, Clock: advancer,
+		// Cheap Argon2id parameters: the recommended ones are tested in
+		// internal/cabinet.
+		Cabinet: &cabinet.Service{Store: s, Now: clk.Now, Params: cabinet.Params{Time: 1, Memory: 64, Threads: 1}}}
 	srv, err := server.New(cfg, deps)
 	require.NoError(t, err)
 	payments.Render = srv.RenderPayment // as serve does: every status change makes its event

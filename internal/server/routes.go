@@ -77,6 +77,17 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /checkout/{id}/return", s.checkout.Return())
 	handle("POST /checkout/{id}/confirm", s.checkout.Confirm())
 	handle("GET /assets/{file}", s.checkout.Asset())
+
+	// The merchant cabinet's pages for merchants' staff (docs/cabinet.md;
+	// internal/cabinet/pages).
+	if s.cabinet != nil {
+		handle("GET /cabinet/setup/{token}", s.cabinet.SetupPage())
+		handle("POST /cabinet/setup/{token}", s.cabinet.Setup())
+		handle("GET /cabinet/sign-in", s.cabinet.SignInPage())
+		handle("POST /cabinet/sign-in", s.cabinet.SignIn())
+		handle("POST /cabinet/sign-out", s.cabinet.SignOut())
+		handle("GET /cabinet/{$}", s.cabinet.Home())
+	}
 }
 
 // Routes lists the registered patterns ("METHOD /path"), in order.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/cabinet"
+	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/checkout"
 	"github.com/paygate/paygate/internal/clock"
@@ -75,6 +77,7 @@ type Server struct {
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	webhooks    *webhook.Service
 	checkout    *checkout.Pages // the payer's pages (internal/checkout)
+	cabinet     *pages.Pages    // the merchant cabinet's pages; nil: off
 }
 
 // Deps are the services a Server calls.
@@ -109,6 +112,9 @@ type Deps struct {
 	// anti-forgery key derives from it, so that every process of a cluster
 	// shares it (docs/checkout.md, Security). Required.
 	Keys KeyDeriver
+	// Cabinet manages the merchant cabinet's users and sessions; nil: the
+	// /cabinet/ pages answer 404 (docs/cabinet.md).
+	Cabinet *cabinet.Service
 }
 
 // KeyDeriver derives secrets from the master keys (Deps.Keys); it is the
@@ -132,6 +138,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.checkout, err = checkout.New(checkout.Config{Environment: cfg.Environment, PublicURL: cfg.PublicURL,
 		ProviderOrigins: cfg.ProviderOrigins, Proxies: s.proxies}, cd); err != nil {
 		return nil, err
+	}
+	if d.Cabinet != nil {
+		if s.cabinet, err = pages.New(pages.Config{PublicURL: cfg.PublicURL, Proxies: s.proxies},
+			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log}); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	s.routes(mux)
