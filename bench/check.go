@@ -77,6 +77,7 @@ var checks = map[string]check{
 	"fault-soak":         faultSoak,
 	"webhook-outage":     webhookOutage,
 	"pci-bola":           pciBOLA,
+	"export-memory":      exportMemory,
 	"fuzz":               fuzz,
 }
 

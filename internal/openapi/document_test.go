@@ -132,6 +132,7 @@ var extensions = []string{
 // section 13), signed and scoped like /api/v1.
 var cabinet = []string{
 	"GET /cabinet/v1/payment-method-tokens", "DELETE /cabinet/v1/payment-method-tokens/{id}",
+	"GET /cabinet/v1/payments/export", "GET /cabinet/v1/payments/totals",
 }
 
 func TestEndpoints(t *testing.T) {

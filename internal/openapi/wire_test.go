@@ -72,6 +72,8 @@ var wirePairs = []wirePair{
 	{WebhookAttempt{}, "WebhookAttempt", false},
 	{PaymentMethodToken{}, "PaymentMethodToken", false},
 	{PaymentMethodTokenList{}, "PaymentMethodTokenList", false},
+	{PaymentTotals{}, "PaymentTotals", false},
+	{CurrencyTotals{}, "CurrencyTotals", false},
 }
 
 // responseRoots are the types the server answers with.
@@ -79,7 +81,7 @@ var responseRoots = []any{
 	Payment{}, RefundList{}, Subscription{}, PaymentChannelList{}, CardInformation{},
 	CardVerification{}, Payout{}, Health{}, ErrorEnvelope{},
 	CreatedWebhookEndpoint{}, WebhookEndpointList{}, EventList{}, EventDetails{},
-	PaymentMethodTokenList{},
+	PaymentMethodTokenList{}, PaymentTotals{},
 }
 
 func TestWireTypesMatchSchemas(t *testing.T) {

@@ -69,6 +69,10 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// (docs/design/decisions.md section 13; tokens.go).
 	handle("GET /cabinet/v1/payment-method-tokens", s.listPaymentMethodTokens())
 	handle("DELETE /cabinet/v1/payment-method-tokens/{id}", s.deletePaymentMethodToken())
+	// Its payments' export (CSV, streamed) and totals, with the list's
+	// filters (cabinet_export.go).
+	handle("GET /cabinet/v1/payments/export", s.exportPayments())
+	handle("GET /cabinet/v1/payments/totals", s.paymentTotals())
 
 	// The hosted checkout: pages for payers, not API (docs/checkout.md;
 	// internal/checkout).

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -219,33 +218,9 @@ type PaymentFilter struct {
 
 // ListPayments returns up to f.Limit payments of the key matching f.
 func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter) ([]*payment.Payment, error) {
-	where, args := []string{"access_key_id = $1"}, []any{keyID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.Status != "" {
-		add("status = ?", f.Status)
-	}
-	if f.CreatedGTE != nil {
-		add("created_at >= ?", micros(*f.CreatedGTE))
-	}
-	if f.CreatedLT != nil {
-		add("created_at < ?", micros(*f.CreatedLT))
-	}
-	if f.OrderID != "" {
-		add("order_id = ?", f.OrderID)
-	}
-	if f.CustomerReference != "" {
-		add("customer_reference = ?", f.CustomerReference)
-	}
-	if f.AfterCreated != nil {
-		args = append(args, micros(*f.AfterCreated), f.AfterID)
-		n := len(args)
-		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n))
-	}
+	where, args := paymentWhere(keyID, f)
 	args = append(args, f.Limit)
-	rows, err := q.q.QueryContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE `+strings.Join(where, " AND ")+
+	rows, err := q.q.QueryContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE `+where+
 		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, err

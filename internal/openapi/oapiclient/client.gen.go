@@ -983,6 +983,30 @@ type CreatedWebhookEndpoint struct {
 	Url    string `json:"url"`
 }
 
+// CurrencyTotals The totals of the filtered payments in one currency.
+type CurrencyTotals struct {
+	// CapturedMinor The sum of `captured_amount_minor` of every payment.
+	CapturedMinor int64 `json:"captured_minor"`
+
+	// Count Every payment, whatever its status.
+	Count int64 `json:"count"`
+
+	// Currency ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// DeclinedCount Payments in `declined`.
+	DeclinedCount int64 `json:"declined_count"`
+
+	// RefundedMinor The sum of `refunded_amount_minor` of every payment.
+	RefundedMinor int64 `json:"refunded_minor"`
+
+	// SucceededCount Payments in `succeeded`, `partially_refunded` or `refunded`.
+	SucceededCount int64 `json:"succeeded_count"`
+
+	// SucceededMinor The sum of `amount_minor` of the succeeded payments.
+	SucceededMinor int64 `json:"succeeded_minor"`
+}
+
 // Customer Card-holder data. For a Mastercard card number `email` is required;
 // for a Visa card number `first_name`, `last_name`, `email`,
 // `billing_address.country` and `billing_address.line1` are required.
@@ -1562,6 +1586,11 @@ type PaymentMethodTokenList struct {
 // charge. While refunds are unavailable on the bundled provider,
 // `refunded` and `partially_refunded` never occur.
 type PaymentStatus string
+
+// PaymentTotals Totals per currency (`GET /cabinet/v1/payments/totals`), ordered by currency.
+type PaymentTotals struct {
+	Items []CurrencyTotals `json:"items"`
+}
 
 // Payout defines model for Payout.
 type Payout struct {
@@ -2175,6 +2204,32 @@ type ListPaymentMethodTokensParams struct {
 
 	// Cursor The `next_cursor` of the previous page (opaque).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ExportPaymentsParams defines parameters for ExportPayments.
+type ExportPaymentsParams struct {
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CreatedGte Only payments created at or after this time.
+	CreatedGte *time.Time `form:"created_gte,omitempty" json:"created_gte,omitempty"`
+
+	// CreatedLt Only payments created before this time.
+	CreatedLt         *time.Time `form:"created_lt,omitempty" json:"created_lt,omitempty"`
+	OrderId           *string    `form:"order_id,omitempty" json:"order_id,omitempty"`
+	CustomerReference *string    `form:"customer_reference,omitempty" json:"customer_reference,omitempty"`
+}
+
+// GetPaymentTotalsParams defines parameters for GetPaymentTotals.
+type GetPaymentTotalsParams struct {
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CreatedGte Only payments created at or after this time.
+	CreatedGte *time.Time `form:"created_gte,omitempty" json:"created_gte,omitempty"`
+
+	// CreatedLt Only payments created before this time.
+	CreatedLt         *time.Time `form:"created_lt,omitempty" json:"created_lt,omitempty"`
+	OrderId           *string    `form:"order_id,omitempty" json:"order_id,omitempty"`
+	CustomerReference *string    `form:"customer_reference,omitempty" json:"customer_reference,omitempty"`
 }
 
 // PaymentEventParams defines parameters for PaymentEvent.
@@ -2898,6 +2953,47 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
 	DeletePaymentMethodToken(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportPayments Export payments as CSV
+	//
+	// Every payment of the calling key that `GET /api/v1/payments` lists
+	// with the same filters, all pages, newest first, as one CSV document
+	// (docs/design/decisions.md section 13): UTF-8, a header row, one row
+	// per payment, values as the list shows them (amounts in minor units
+	// as integers, times RFC 3339 in UTC). Columns: `payment_id`,
+	// `created_at`, `updated_at`, `status`, `amount_minor`, `currency`,
+	// `captured_amount_minor`, `refunded_amount_minor`, `order_id`,
+	// `customer_reference`, `description`, `payment_method`,
+	// `masked_card`, `decline_code`, `operation_mode`, `subscription_id`,
+	// `subscription_period`, `subscription_attempt`. Never a card number.
+	// A cell that a spreadsheet would run as a formula (starting with `=`,
+	// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
+	// Card verifications and payouts never appear. The body is streamed:
+	// an error before the first byte is the JSON envelope; an error after
+	// it aborts the connection, so a transfer that ends without error is
+	// the whole export. `limit` and `cursor` are not parameters (400
+	// `unknown_field`). Signed and scoped exactly like the `/api/v1/`
+	// endpoints. See `docs/cabinet.md`.
+	//
+	// Corresponds with GET /cabinet/v1/payments/export (the `ExportPayments` operationId).
+	ExportPayments(ctx context.Context, params *ExportPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPaymentTotals Total payments per currency
+	//
+	// Per currency, the totals of the payments that
+	// `GET /cabinet/v1/payments/export` exports with the same filters
+	// (docs/design/decisions.md section 13): `count` (every payment),
+	// `succeeded_count` and `succeeded_minor` (payments in `succeeded`,
+	// `partially_refunded` or `refunded`, whose money was taken, and the
+	// sum of their `amount_minor`), `captured_minor` and `refunded_minor`
+	// (sums of `captured_amount_minor` and `refunded_amount_minor`) and
+	// `declined_count` (payments in `declined`). Ordered by currency; a
+	// currency without payments has no item. Card verifications and
+	// payouts are never counted. Signed and scoped exactly like the
+	// `/api/v1/` endpoints. See `docs/cabinet.md`.
+	//
+	// Corresponds with GET /cabinet/v1/payments/totals (the `GetPaymentTotals` operationId).
+	GetPaymentTotals(ctx context.Context, params *GetPaymentTotalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateCardVerificationWithBody Create a card verification (LookUp)
@@ -3984,6 +4080,67 @@ func (c *Client) ListPaymentMethodTokens(ctx context.Context, params *ListPaymen
 // Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
 func (c *Client) DeletePaymentMethodToken(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeletePaymentMethodTokenRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportPayments Export payments as CSV
+//
+// Every payment of the calling key that `GET /api/v1/payments` lists
+// with the same filters, all pages, newest first, as one CSV document
+// (docs/design/decisions.md section 13): UTF-8, a header row, one row
+// per payment, values as the list shows them (amounts in minor units
+// as integers, times RFC 3339 in UTC). Columns: `payment_id`,
+// `created_at`, `updated_at`, `status`, `amount_minor`, `currency`,
+// `captured_amount_minor`, `refunded_amount_minor`, `order_id`,
+// `customer_reference`, `description`, `payment_method`,
+// `masked_card`, `decline_code`, `operation_mode`, `subscription_id`,
+// `subscription_period`, `subscription_attempt`. Never a card number.
+// A cell that a spreadsheet would run as a formula (starting with `=`,
+// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
+// Card verifications and payouts never appear. The body is streamed:
+// an error before the first byte is the JSON envelope; an error after
+// it aborts the connection, so a transfer that ends without error is
+// the whole export. `limit` and `cursor` are not parameters (400
+// `unknown_field`). Signed and scoped exactly like the `/api/v1/`
+// endpoints. See `docs/cabinet.md`.
+//
+// Corresponds with GET /cabinet/v1/payments/export (the `ExportPayments` operationId).
+func (c *Client) ExportPayments(ctx context.Context, params *ExportPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportPaymentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentTotals Total payments per currency
+//
+// Per currency, the totals of the payments that
+// `GET /cabinet/v1/payments/export` exports with the same filters
+// (docs/design/decisions.md section 13): `count` (every payment),
+// `succeeded_count` and `succeeded_minor` (payments in `succeeded`,
+// `partially_refunded` or `refunded`, whose money was taken, and the
+// sum of their `amount_minor`), `captured_minor` and `refunded_minor`
+// (sums of `captured_amount_minor` and `refunded_amount_minor`) and
+// `declined_count` (payments in `declined`). Ordered by currency; a
+// currency without payments has no item. Card verifications and
+// payouts are never counted. Signed and scoped exactly like the
+// `/api/v1/` endpoints. See `docs/cabinet.md`.
+//
+// Corresponds with GET /cabinet/v1/payments/totals (the `GetPaymentTotals` operationId).
+func (c *Client) GetPaymentTotals(ctx context.Context, params *GetPaymentTotalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentTotalsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5771,6 +5928,210 @@ func NewDeletePaymentMethodTokenRequest(server string, id Id) (*http.Request, er
 	return req, nil
 }
 
+// NewExportPaymentsRequest constructs an http.Request for the ExportPayments method
+func NewExportPaymentsRequest(server string, params *ExportPaymentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cabinet/v1/payments/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_gte", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_lt", *params.CreatedLt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order_id", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerReference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_reference", *params.CustomerReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentTotalsRequest constructs an http.Request for the GetPaymentTotals method
+func NewGetPaymentTotalsRequest(server string, params *GetPaymentTotalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cabinet/v1/payments/totals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_gte", *params.CreatedGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedLt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_lt", *params.CreatedLt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order_id", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerReference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_reference", *params.CustomerReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -6456,6 +6817,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /cabinet/v1/payment-method-tokens/{id} (the `DeletePaymentMethodToken` operationId).
 	DeletePaymentMethodTokenWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*DeletePaymentMethodTokenResponse, error)
+
+	// ExportPaymentsWithResponse Export payments as CSV
+	//
+	// Every payment of the calling key that `GET /api/v1/payments` lists
+	// with the same filters, all pages, newest first, as one CSV document
+	// (docs/design/decisions.md section 13): UTF-8, a header row, one row
+	// per payment, values as the list shows them (amounts in minor units
+	// as integers, times RFC 3339 in UTC). Columns: `payment_id`,
+	// `created_at`, `updated_at`, `status`, `amount_minor`, `currency`,
+	// `captured_amount_minor`, `refunded_amount_minor`, `order_id`,
+	// `customer_reference`, `description`, `payment_method`,
+	// `masked_card`, `decline_code`, `operation_mode`, `subscription_id`,
+	// `subscription_period`, `subscription_attempt`. Never a card number.
+	// A cell that a spreadsheet would run as a formula (starting with `=`,
+	// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
+	// Card verifications and payouts never appear. The body is streamed:
+	// an error before the first byte is the JSON envelope; an error after
+	// it aborts the connection, so a transfer that ends without error is
+	// the whole export. `limit` and `cursor` are not parameters (400
+	// `unknown_field`). Signed and scoped exactly like the `/api/v1/`
+	// endpoints. See `docs/cabinet.md`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cabinet/v1/payments/export (the `ExportPayments` operationId).
+	ExportPaymentsWithResponse(ctx context.Context, params *ExportPaymentsParams, reqEditors ...RequestEditorFn) (*ExportPaymentsResponse, error)
+
+	// GetPaymentTotalsWithResponse Total payments per currency
+	//
+	// Per currency, the totals of the payments that
+	// `GET /cabinet/v1/payments/export` exports with the same filters
+	// (docs/design/decisions.md section 13): `count` (every payment),
+	// `succeeded_count` and `succeeded_minor` (payments in `succeeded`,
+	// `partially_refunded` or `refunded`, whose money was taken, and the
+	// sum of their `amount_minor`), `captured_minor` and `refunded_minor`
+	// (sums of `captured_amount_minor` and `refunded_amount_minor`) and
+	// `declined_count` (payments in `declined`). Ordered by currency; a
+	// currency without payments has no item. Card verifications and
+	// payouts are never counted. Signed and scoped exactly like the
+	// `/api/v1/` endpoints. See `docs/cabinet.md`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cabinet/v1/payments/totals (the `GetPaymentTotals` operationId).
+	GetPaymentTotalsWithResponse(ctx context.Context, params *GetPaymentTotalsParams, reqEditors ...RequestEditorFn) (*GetPaymentTotalsResponse, error)
 }
 
 // CreateCardVerificationResponse201Headers the declared response headers of an HTTP 201 response for CreateCardVerification
@@ -12346,6 +12752,266 @@ func (r DeletePaymentMethodTokenResponse) ContentType() string {
 	return ""
 }
 
+// ExportPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ExportPayments
+type ExportPaymentsResponse200Headers struct {
+	ContentDisposition *string
+	XRequestId         *openapi_types.UUID
+}
+
+// ExportPaymentsResponse400Headers the declared response headers of an HTTP 400 response for ExportPayments
+type ExportPaymentsResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ExportPaymentsResponse401Headers the declared response headers of an HTTP 401 response for ExportPayments
+type ExportPaymentsResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ExportPaymentsResponse413Headers the declared response headers of an HTTP 413 response for ExportPayments
+type ExportPaymentsResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ExportPaymentsResponse429Headers the declared response headers of an HTTP 429 response for ExportPayments
+type ExportPaymentsResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// ExportPaymentsResponse500Headers the declared response headers of an HTTP 500 response for ExportPayments
+type ExportPaymentsResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// ExportPaymentsResponse503Headers the declared response headers of an HTTP 503 response for ExportPayments
+type ExportPaymentsResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type ExportPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportPaymentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportPaymentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportPaymentsResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ExportPaymentsResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportPaymentsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportPaymentsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportPaymentsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportPaymentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportPaymentsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ExportPaymentsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportPaymentsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportPaymentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportPaymentsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentTotalsResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentTotals
+type GetPaymentTotalsResponse200Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse400Headers the declared response headers of an HTTP 400 response for GetPaymentTotals
+type GetPaymentTotalsResponse400Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentTotals
+type GetPaymentTotalsResponse401Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse413Headers the declared response headers of an HTTP 413 response for GetPaymentTotals
+type GetPaymentTotalsResponse413Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse429Headers the declared response headers of an HTTP 429 response for GetPaymentTotals
+type GetPaymentTotalsResponse429Headers struct {
+	RetryAfter *int
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse500Headers the declared response headers of an HTTP 500 response for GetPaymentTotals
+type GetPaymentTotalsResponse500Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+// GetPaymentTotalsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentTotals
+type GetPaymentTotalsResponse503Headers struct {
+	XRequestId *openapi_types.UUID
+}
+
+type GetPaymentTotalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentTotals
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentTotalsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentTotalsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentTotalsResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetPaymentTotalsResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentTotalsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentTotalsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentTotalsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON200() *PaymentTotals {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentTotalsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentTotalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentTotalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentTotalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentTotalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateCardVerificationWithBodyWithResponse Create a card verification (LookUp)
 //
 // Queues a LookUp: a sum is briefly blocked on the card and the payer
@@ -13286,6 +13952,63 @@ func (c *ClientWithResponses) DeletePaymentMethodTokenWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeletePaymentMethodTokenResponse(rsp)
+}
+
+// ExportPaymentsWithResponse Export payments as CSV
+//
+// Every payment of the calling key that `GET /api/v1/payments` lists
+// with the same filters, all pages, newest first, as one CSV document
+// (docs/design/decisions.md section 13): UTF-8, a header row, one row
+// per payment, values as the list shows them (amounts in minor units
+// as integers, times RFC 3339 in UTC). Columns: `payment_id`,
+// `created_at`, `updated_at`, `status`, `amount_minor`, `currency`,
+// `captured_amount_minor`, `refunded_amount_minor`, `order_id`,
+// `customer_reference`, `description`, `payment_method`,
+// `masked_card`, `decline_code`, `operation_mode`, `subscription_id`,
+// `subscription_period`, `subscription_attempt`. Never a card number.
+// A cell that a spreadsheet would run as a formula (starting with `=`,
+// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
+// Card verifications and payouts never appear. The body is streamed:
+// an error before the first byte is the JSON envelope; an error after
+// it aborts the connection, so a transfer that ends without error is
+// the whole export. `limit` and `cursor` are not parameters (400
+// `unknown_field`). Signed and scoped exactly like the `/api/v1/`
+// endpoints. See `docs/cabinet.md`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cabinet/v1/payments/export (the `ExportPayments` operationId).
+func (c *ClientWithResponses) ExportPaymentsWithResponse(ctx context.Context, params *ExportPaymentsParams, reqEditors ...RequestEditorFn) (*ExportPaymentsResponse, error) {
+	rsp, err := c.ExportPayments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportPaymentsResponse(rsp)
+}
+
+// GetPaymentTotalsWithResponse Total payments per currency
+//
+// Per currency, the totals of the payments that
+// `GET /cabinet/v1/payments/export` exports with the same filters
+// (docs/design/decisions.md section 13): `count` (every payment),
+// `succeeded_count` and `succeeded_minor` (payments in `succeeded`,
+// `partially_refunded` or `refunded`, whose money was taken, and the
+// sum of their `amount_minor`), `captured_minor` and `refunded_minor`
+// (sums of `captured_amount_minor` and `refunded_amount_minor`) and
+// `declined_count` (payments in `declined`). Ordered by currency; a
+// currency without payments has no item. Card verifications and
+// payouts are never counted. Signed and scoped exactly like the
+// `/api/v1/` endpoints. See `docs/cabinet.md`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cabinet/v1/payments/totals (the `GetPaymentTotals` operationId).
+func (c *ClientWithResponses) GetPaymentTotalsWithResponse(ctx context.Context, params *GetPaymentTotalsParams, reqEditors ...RequestEditorFn) (*GetPaymentTotalsResponse, error) {
+	rsp, err := c.GetPaymentTotals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentTotalsResponse(rsp)
 }
 
 // ParseCreateCardVerificationResponse parses an HTTP response from a CreateCardVerificationWithResponse call
@@ -20021,6 +20744,302 @@ func ParseDeletePaymentMethodTokenResponse(rsp *http.Response) (*DeletePaymentMe
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeletePaymentMethodTokenResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportPaymentsResponse parses an HTTP response from a ExportPaymentsWithResponse call
+func ParseExportPaymentsResponse(rsp *http.Response) (*ExportPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportPaymentsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportPaymentsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportPaymentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ExportPaymentsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportPaymentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportPaymentsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportPaymentsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentTotalsResponse parses an HTTP response from a GetPaymentTotalsWithResponse call
+func ParseGetPaymentTotalsResponse(rsp *http.Response) (*GetPaymentTotalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentTotalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentTotals
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentTotalsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentTotalsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentTotalsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetPaymentTotalsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentTotalsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentTotalsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentTotalsResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value openapi_types.UUID
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uuid"}); err != nil {

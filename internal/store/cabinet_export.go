@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/paygate/paygate/internal/payment"
+)
+
+// paymentWhere is the WHERE clause of a key's payments matching f, with its
+// arguments: the list (ListPayments), the export (EachPaymentPage) and the
+// totals (PaymentTotals) select exactly the same payments. The keyset
+// bound (AfterCreated, AfterID) is included when set.
+func paymentWhere(keyID string, f PaymentFilter) (string, []any) {
+	where, args := []string{"access_key_id = $1"}, []any{keyID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Status != "" {
+		add("status = ?", f.Status)
+	}
+	if f.CreatedGTE != nil {
+		add("created_at >= ?", micros(*f.CreatedGTE))
+	}
+	if f.CreatedLT != nil {
+		add("created_at < ?", micros(*f.CreatedLT))
+	}
+	if f.OrderID != "" {
+		add("order_id = ?", f.OrderID)
+	}
+	if f.CustomerReference != "" {
+		add("customer_reference = ?", f.CustomerReference)
+	}
+	if f.AfterCreated != nil {
+		args = append(args, micros(*f.AfterCreated), f.AfterID)
+		n := len(args)
+		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n))
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// EachPaymentPage calls fn with every payment of the key matching f (its
+// keyset bound and Limit ignored), newest first like ListPayments, a page
+// of at most size payments at a time: each page is its own query, bounded
+// by the (created_at, id) of the previous page's last payment, so memory
+// does not grow with the number of payments and no transaction is held
+// open while fn writes (the export, docs/design/decisions.md section 13).
+// A payment created during the walk is newer than the first page and is
+// not included; fn's error stops the walk and is returned.
+func (q Queries) EachPaymentPage(ctx context.Context, keyID string, f PaymentFilter, size int,
+	fn func(page []*payment.Payment) error) error {
+	f.AfterCreated, f.AfterID, f.Limit = nil, "", size
+	for {
+		page, err := q.ListPayments(ctx, keyID, f)
+		if err != nil {
+			return err
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+		}
+		if len(page) < size {
+			return nil
+		}
+		last := page[len(page)-1]
+		at := last.CreatedAt
+		f.AfterCreated, f.AfterID = &at, last.ID
+	}
+}
+
+// CurrencyTotals are the totals of a key's payments in one currency
+// (getPaymentTotals (GET /cabinet/v1/payments/totals)).
+type CurrencyTotals struct {
+	Currency string
+	// Count is every matching payment, whatever its status.
+	Count int64
+	// SucceededCount and SucceededMinor are the payments whose money was
+	// taken: status succeeded, partially_refunded or refunded, and the sum
+	// of their amounts.
+	SucceededCount, SucceededMinor int64
+	// CapturedMinor and RefundedMinor sum captured_amount_minor and
+	// refunded_amount_minor over every matching payment.
+	CapturedMinor, RefundedMinor int64
+	// DeclinedCount is the payments in status declined.
+	DeclinedCount int64
+}
+
+// SucceededStatuses are the statuses whose payments count as succeeded in
+// the totals: the money was captured (a refund later does not undo that).
+var SucceededStatuses = []payment.Status{payment.Succeeded, payment.PartiallyRefunded, payment.Refunded}
+
+// PaymentTotals sums the key's payments matching f (keyset bound and Limit
+// ignored) per currency, ordered by currency, in one GROUP BY. It reads
+// the stored status: a session past its expiry that no job has expired
+// yet is counted as neither succeeded nor declined, as it is once expired.
+func (q Queries) PaymentTotals(ctx context.Context, keyID string, f PaymentFilter) ([]CurrencyTotals, error) {
+	f.AfterCreated, f.AfterID = nil, ""
+	where, args := paymentWhere(keyID, f)
+	succeeded := make([]string, len(SucceededStatuses))
+	for i, s := range SucceededStatuses {
+		succeeded[i] = "'" + string(s) + "'"
+	}
+	in := "status IN (" + strings.Join(succeeded, ", ") + ")"
+	rows, err := q.q.QueryContext(ctx, `SELECT currency, COUNT(*),
+		CAST(COALESCE(SUM(CASE WHEN `+in+` THEN 1 ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN `+in+` THEN amount_minor ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(captured_amount_minor), 0) AS BIGINT),
+		CAST(COALESCE(SUM(refunded_amount_minor), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN status = 'declined' THEN 1 ELSE 0 END), 0) AS BIGINT)
+		FROM payments WHERE `+where+` GROUP BY currency ORDER BY currency`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []CurrencyTotals{}
+	for rows.Next() {
+		var t CurrencyTotals
+		if err := rows.Scan(&t.Currency, &t.Count, &t.SucceededCount, &t.SucceededMinor, &t.CapturedMinor,
+			&t.RefundedMinor, &t.DeclinedCount); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
