@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -331,6 +332,10 @@ func postKey(method string) string {
 	return ""
 }
 
+// walkBodies makes each body of a route differ from the last (the 422 of
+// one Idempotency-Key with two requests needs two different bodies).
+var walkBodies atomic.Int64
+
 // validBody is a body the route accepts; nil for none.
 func validBody(route string, e *env) []byte {
 	switch route {
@@ -355,10 +360,10 @@ func validBody(route string, e *env) []byte {
 			e.walkMandate = activeMandate(e.t, e, e.aKey.ID).ID
 		}
 		return []byte(fmt.Sprintf(`{"mandate_id":%q,"amount_minor":%d,"currency":"UAH","interval_unit":"month",
-			"interval_count":1,"first_run_at":%q}`, e.walkMandate, 100+uuid.New().ID()%1000,
+			"interval_count":1,"first_run_at":%q}`, e.walkMandate, 100+walkBodies.Add(1),
 			e.clock.Now().Add(24*time.Hour).Format(time.RFC3339)))
 	case "POST /api/v1/sandbox/clock/advance":
-		return []byte(fmt.Sprintf(`{"seconds":%d}`, 1+uuid.New().ID()%60))
+		return []byte(fmt.Sprintf(`{"seconds":%d}`, walkBodies.Add(1)))
 	}
 	return nil
 }
