@@ -211,6 +211,9 @@ type PaymentFilter struct {
 	CreatedLT         *time.Time
 	OrderID           string
 	CustomerReference string
+	// Search matches a payment id, order_id or customer_reference exactly
+	// (the cabinet's one search box, docs/cabinet.md).
+	Search string
 	// After is the (created_at, id) of the last payment of the previous page.
 	AfterCreated *time.Time
 	AfterID      string
@@ -238,6 +241,9 @@ func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter
 	}
 	if f.CustomerReference != "" {
 		add("customer_reference = ?", f.CustomerReference)
+	}
+	if f.Search != "" {
+		add("(id = ? OR order_id = ? OR customer_reference = ?)", f.Search)
 	}
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
