@@ -214,6 +214,16 @@ func TestCabinetPayments(t *testing.T) {
 		}
 		require.Equal(t, 10, n)
 
+		// The chart's range is capped at 90 days: a longer filter charts
+		// its last 90.
+		from := today.AddDate(0, 0, -200).Format("2006-01-02")
+		status, body, _ = ann.get(e.url + "/cabinet/payments?from=" + from)
+		require.Equal(t, http.StatusOK, status)
+		require.Len(t, paymentIDs(body), 50)
+		require.Contains(t, body, "Payments per day by status, "+today.AddDate(0, 0, -89).Format("2006-01-02")+" to "+
+			today.Format("2006-01-02"))
+		require.Contains(t, body, "the last 90 days of the range")
+
 		// Search: id, order id, customer reference, exactly; B's finds
 		// nothing; a payment made a moment ago is found at once.
 		for _, q := range []string{pA.PaymentID, "order-a", "cust-a"} {
