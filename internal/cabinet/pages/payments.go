@@ -127,6 +127,10 @@ func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 // PaymentsPage serves GET /cabinet/payments.
 func (pg *Pages) PaymentsPage() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
+		if pg.payments == nil {
+			pg.notFound(w, "These pages are not served here.")
+			return
+		}
 		keys, err := pg.users.Keys(r.Context(), *u)
 		if err != nil {
 			pg.fail(w, err)
@@ -342,6 +346,10 @@ type detailView struct {
 // granted to the user, or a 404 page.
 func (pg *Pages) PaymentPage() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
+		if pg.payments == nil {
+			pg.notFound(w, "These pages are not served here.")
+			return
+		}
 		p, err := pg.payments.FindPayment(r.Context(), r.PathValue("id"))
 		if err != nil {
 			pg.fail(w, err)
