@@ -91,6 +91,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 		handle("POST /cabinet/sign-in", s.cabinet.SignIn())
 		handle("POST /cabinet/sign-out", s.cabinet.SignOut())
 		handle("GET /cabinet/{$}", s.cabinet.Home())
+		handle("GET /cabinet/payments", s.cabinet.PaymentsPage())
+		handle("GET /cabinet/payments/{id}", s.cabinet.PaymentPage())
 	}
 }
 

@@ -141,7 +141,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	if d.Cabinet != nil {
 		if s.cabinet, err = pages.New(pages.Config{PublicURL: cfg.PublicURL, Proxies: s.proxies},
-			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log}); err != nil {
+			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log,
+				Payments: cabinetPayments{d.Store}}); err != nil {
 			return nil, err
 		}
 	}

@@ -34,6 +34,9 @@ func paymentWhere(keyID string, f PaymentFilter) (string, []any) {
 	if f.CustomerReference != "" {
 		add("customer_reference = ?", f.CustomerReference)
 	}
+	if f.Search != "" {
+		add("(id = ? OR order_id = ? OR customer_reference = ?)", f.Search)
+	}
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
 		n := len(args)

@@ -210,6 +210,9 @@ type PaymentFilter struct {
 	CreatedLT         *time.Time
 	OrderID           string
 	CustomerReference string
+	// Search matches a payment id, order_id or customer_reference exactly
+	// (the cabinet's one search box, docs/cabinet.md).
+	Search string
 	// After is the (created_at, id) of the last payment of the previous page.
 	AfterCreated *time.Time
 	AfterID      string

@@ -35,6 +35,9 @@ type Deps struct {
 	Users *cabinet.Service
 	Keys  KeyDeriver
 	Log   *slog.Logger
+	// Payments reads the payments pages' data; nil: those pages answer
+	// 404.
+	Payments PaymentsReader
 }
 
 // Pages serves /cabinet/.
@@ -43,6 +46,7 @@ type Pages struct {
 	users    *cabinet.Service
 	log      *slog.Logger
 	formKeys [][]byte
+	payments PaymentsReader
 }
 
 // New builds the pages; the anti-forgery keys derive from the master keys,
@@ -55,7 +59,7 @@ func New(cfg Config, d Deps) (*Pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pages{cfg: cfg, users: d.Users, log: d.Log, formKeys: keys}, nil
+	return &Pages{cfg: cfg, users: d.Users, log: d.Log, formKeys: keys, payments: d.Payments}, nil
 }
 
 const (
@@ -119,9 +123,14 @@ type view struct {
 }
 
 func (pg *Pages) render(w http.ResponseWriter, status int, name string, v view) {
-	var b strings.Builder
 	v.Style = template.CSS(style)
-	if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {
+	pg.renderData(w, status, name, v)
+}
+
+// renderData renders a page whose data embeds a view with its Style set.
+func (pg *Pages) renderData(w http.ResponseWriter, status int, name string, data any) {
+	var b strings.Builder
+	if err := tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		pg.log.Error("cabinet page", "page", name, "error", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

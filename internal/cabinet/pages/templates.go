@@ -11,7 +11,9 @@ import (
 const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
 label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.5rem;width:100%;box-sizing:border-box}
 button{font:inherit;padding:.5rem 1rem;margin-top:1rem}.error{color:#a40000}table{border-collapse:collapse;width:100%}
-td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}header{display:flex;justify-content:space-between;align-items:center}`
+td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}header{display:flex;justify-content:space-between;align-items:center}
+header form button{margin-top:0}.scroll{overflow-x:auto}.num{text-align:right;white-space:nowrap}select{font:inherit;padding:.5rem;width:100%}
+svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1rem 0}figcaption{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .5rem}`
 
 // styleHash is style's CSP source: 'sha256-…'.
 var styleHash = func() string {
@@ -51,6 +53,7 @@ var tmpl = template.Must(template.New("").Parse(`
 {{define "home"}}{{template "head" .}}<header><strong>Paygate cabinet</strong>
 <form method="post" action="/cabinet/sign-out"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <span>{{.User.Email}} ({{.User.Role}})</span> <button type="submit">Sign out</button></form></header>
+<nav><a href="/cabinet/payments">Payments</a></nav>
 <h1>Your keys</h1>
 {{if .Keys}}<table><thead><tr><th>Name</th><th>Access key</th><th>Environment</th></tr></thead><tbody>
 {{range .Keys}}<tr><td>{{.Name}}</td><td><code>{{.AccessKey}}</code></td><td>{{.Environment}}</td></tr>{{end}}
