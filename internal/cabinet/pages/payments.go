@@ -125,6 +125,8 @@ func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 }
 
 // PaymentsPage serves GET /cabinet/payments.
+// PaymentsPage is GET /cabinet/payments: one granted key's payments,
+// filtered, a keyset page at a time, with the chart of the filtered range.
 func (pg *Pages) PaymentsPage() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
 		if pg.payments == nil {
@@ -344,6 +346,8 @@ type detailView struct {
 
 // PaymentPage serves GET /cabinet/payments/{id}: the payment of a key
 // granted to the user, or a 404 page.
+// PaymentPage is GET /cabinet/payments/{id}: a payment of a granted key
+// with its operations, refunds, events and their delivery attempts.
 func (pg *Pages) PaymentPage() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
 		if pg.payments == nil {
