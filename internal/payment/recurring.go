@@ -30,10 +30,11 @@ type Recurring interface {
 // so two schedulers can never both charge a period.
 var ErrDuplicateCharge = errors.New("this subscription period's charge exists already")
 
-// maxTermsBackdate is how far in the past first_charge_at may be: a little
+// MaxTermsBackdate is how far in the past first_charge_at may be: a little
 // for clocks and queues, not so much that a new subscription starts by
-// charging a backlog of periods (docs/subscriptions.md, "Terms").
-const maxTermsBackdate = 24 * time.Hour
+// charging a backlog of periods (docs/subscriptions.md, "Terms"). A
+// subscription's first_run_at follows the same rule.
+const MaxTermsBackdate = 24 * time.Hour
 
 // checkTerms applies the rules of subscription terms beyond the schema
 // (docs/subscriptions.md, "Terms"): first_charge_at not more than a day in
@@ -42,7 +43,7 @@ func checkTerms(t *SubscriptionTerms, now time.Time) *fault.Error {
 	if t == nil {
 		return nil
 	}
-	if t.FirstChargeAt.Before(now.Add(-maxTermsBackdate)) {
+	if t.FirstChargeAt.Before(now.Add(-MaxTermsBackdate)) {
 		return fault.OnField(fault.ValidationError, "subscription.first_charge_at",
 			"must not be more than 24 hours in the past")
 	}

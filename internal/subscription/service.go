@@ -388,7 +388,7 @@ func (s *Service) Create(ctx context.Context, tx Tx, key merchant.Key, in New) (
 	anchor := now
 	if in.FirstRunAt != nil {
 		anchor = in.FirstRunAt.UTC().Truncate(time.Microsecond)
-		if anchor.Before(now.Add(-24 * time.Hour)) {
+		if anchor.Before(now.Add(-payment.MaxTermsBackdate)) {
 			return nil, fault.OnField(fault.ValidationError, "first_run_at", "must not be more than 24 hours in the past")
 		}
 	}
