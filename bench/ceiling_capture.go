@@ -212,17 +212,7 @@ func startCapture(ctx context.Context, st *store.Store) (*capture, error) {
 					quoted(cols, func(c colInfo) string { return fmt.Sprintf("NEW.%q", c.name) })))
 		}
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	for _, s := range ddl {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return nil, fmt.Errorf("install capture: %w", err)
-		}
-	}
-	return c, tx.Commit()
+	return c, c.ddl(ctx, "install capture", ddl)
 }
 
 // remove drops the triggers and shadow tables.
@@ -241,6 +231,25 @@ func (c *capture) remove(ctx context.Context) error {
 	} else {
 		ddl = append(ddl, `DROP TABLE IF EXISTS bench_capture_log`)
 	}
+	return c.ddl(ctx, "remove capture", ddl)
+}
+
+// ddl runs the statements in one transaction. They lock each table in
+// turn while the server's own work goes on (jobs, the subscription
+// scheduler's reads across tables): on PostgreSQL that can end in a
+// deadlock, whose victim is simply run again.
+func (c *capture) ddl(ctx context.Context, what string, ddl []string) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = c.exec(ctx, what, ddl); err == nil || !strings.Contains(err.Error(), "40P01") {
+			break
+		}
+	}
+	return err
+}
+
+// exec runs the statements in one transaction.
+func (c *capture) exec(ctx context.Context, what string, ddl []string) error {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -248,7 +257,7 @@ func (c *capture) remove(ctx context.Context) error {
 	defer tx.Rollback()
 	for _, s := range ddl {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("remove capture: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	return tx.Commit()
