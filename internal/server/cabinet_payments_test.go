@@ -22,11 +22,24 @@ import (
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
-// signedInStaff makes a user of the keys and signs it in through its setup
-// link.
+// signedInStaff makes a viewer of the keys and signs it in through its
+// setup link.
 func (e *env) signedInStaff(t *testing.T, email string, keyIDs ...string) *staffBrowser {
 	t.Helper()
-	_, token, err := e.deps.Cabinet.CreateUser(context.Background(), email, cabinet.Viewer, keyIDs)
+	return e.signedInAs(t, email, cabinet.Viewer, keyIDs...)
+}
+
+// signedInAdmin makes an admin of the keys and signs it in.
+func (e *env) signedInAdmin(t *testing.T, email string, keyIDs ...string) *staffBrowser {
+	t.Helper()
+	return e.signedInAs(t, email, cabinet.Admin, keyIDs...)
+}
+
+// signedInAs makes a user of the role and keys and signs it in through its
+// setup link.
+func (e *env) signedInAs(t *testing.T, email string, role cabinet.Role, keyIDs ...string) *staffBrowser {
+	t.Helper()
+	_, token, err := e.deps.Cabinet.CreateUser(context.Background(), email, role, keyIDs)
 	require.NoError(t, err)
 	b := newStaffBrowser(t)
 	status, body, csrf := b.get(e.url + "/cabinet/setup/" + token)

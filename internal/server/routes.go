@@ -85,14 +85,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// The merchant cabinet's pages for merchants' staff (docs/cabinet.md;
 	// internal/cabinet/pages).
 	if s.cabinet != nil {
-		handle("GET /cabinet/setup/{token}", s.cabinet.SetupPage())
-		handle("POST /cabinet/setup/{token}", s.cabinet.Setup())
-		handle("GET /cabinet/sign-in", s.cabinet.SignInPage())
-		handle("POST /cabinet/sign-in", s.cabinet.SignIn())
-		handle("POST /cabinet/sign-out", s.cabinet.SignOut())
-		handle("GET /cabinet/{$}", s.cabinet.Home())
-		handle("GET /cabinet/payments", s.cabinet.PaymentsPage())
-		handle("GET /cabinet/payments/{id}", s.cabinet.PaymentPage())
+		s.cabinet.Routes(handle)
 	}
 }
 

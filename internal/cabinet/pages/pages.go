@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/paygate/paygate/internal/cabinet"
@@ -38,6 +39,13 @@ type Deps struct {
 	// Payments reads the payments pages' data; nil: those pages answer
 	// 404.
 	Payments PaymentsReader
+	// The other pages' data, one interface per area, each declared in the
+	// area's file; nil: that area's pages answer 404.
+	Cards         CardsData         // cards.go
+	Activity      ActivityData      // activity.go: verifications, payouts
+	Subscriptions SubscriptionsData // subscriptions.go
+	Webhooks      WebhooksData      // webhooks.go: endpoints, event log
+	Settings      SettingsData      // settings.go: allowances, channels
 }
 
 // Pages serves /cabinet/.
@@ -47,6 +55,7 @@ type Pages struct {
 	log      *slog.Logger
 	formKeys [][]byte
 	payments PaymentsReader
+	d        Deps
 }
 
 // New builds the pages; the anti-forgery keys derive from the master keys,
@@ -59,7 +68,7 @@ func New(cfg Config, d Deps) (*Pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pages{cfg: cfg, users: d.Users, log: d.Log, formKeys: keys, payments: d.Payments}, nil
+	return &Pages{cfg: cfg, users: d.Users, log: d.Log, formKeys: keys, payments: d.Payments, d: d}, nil
 }
 
 const (
@@ -120,6 +129,17 @@ type view struct {
 	Token   string
 	User    *cabinet.User
 	Keys    []merchant.Key
+	// Key is the key the page shows, among Keys; the navigation keeps it.
+	Key merchant.Key
+}
+
+// KeyParam is the query that keeps the shown key in links ("?key=…"), or
+// "" when the user has one key.
+func (v view) KeyParam() string {
+	if len(v.Keys) < 2 || v.Key.ID == "" {
+		return ""
+	}
+	return "?key=" + url.QueryEscape(v.Key.ID)
 }
 
 func (pg *Pages) render(w http.ResponseWriter, status int, name string, v view) {
@@ -330,14 +350,59 @@ func (pg *Pages) Changing(h func(w http.ResponseWriter, r *http.Request, u *cabi
 	})
 }
 
+// Routes registers every page under /cabinet/; each area registers its own.
+func (pg *Pages) Routes(handle func(pattern string, h http.Handler)) {
+	handle("GET /cabinet/setup/{token}", pg.SetupPage())
+	handle("POST /cabinet/setup/{token}", pg.Setup())
+	handle("GET /cabinet/sign-in", pg.SignInPage())
+	handle("POST /cabinet/sign-in", pg.SignIn())
+	handle("POST /cabinet/sign-out", pg.SignOut())
+	handle("GET /cabinet/{$}", pg.Home())
+	pg.paymentRoutes(handle)
+	pg.cardRoutes(handle)
+	pg.activityRoutes(handle)
+	pg.subscriptionRoutes(handle)
+	pg.webhookRoutes(handle)
+	pg.settingsRoutes(handle)
+}
+
+// scope is the view of a signed-in page with the key it shows: the query's
+// "key" among the user's grants, else the first granted key. ok false: the
+// answer was written (a key not granted is a 404 page). A user without
+// keys gets a view whose Key is zero.
+func (pg *Pages) scope(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf, title string) (view, bool) {
+	keys, err := pg.users.Keys(r.Context(), *u)
+	if err != nil {
+		pg.fail(w, err)
+		return view{}, false
+	}
+	v := view{Style: template.CSS(style), Title: title, User: u, Keys: keys, CSRF: csrf}
+	if len(keys) == 0 {
+		return v, true
+	}
+	v.Key = keys[0]
+	if id := r.URL.Query().Get("key"); id != "" {
+		i := slices.IndexFunc(keys, func(k merchant.Key) bool { return k.ID == id })
+		if i < 0 {
+			pg.notFound(w, "No such key among yours.")
+			return view{}, false
+		}
+		v.Key = keys[i]
+	}
+	return v, true
+}
+
+// owns reports whether a resource of keyID may be shown to u: another
+// key's resource is as unknown as a missing one (docs/design/decisions.md
+// section 13).
+func owns(u *cabinet.User, keyID string) bool { return slices.Contains(u.KeyIDs, keyID) }
+
 // Home serves GET /cabinet/: the keys the user was granted.
 func (pg *Pages) Home() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
-		keys, err := pg.users.Keys(r.Context(), *u)
-		if err != nil {
-			pg.fail(w, err)
-			return
+		v, ok := pg.scope(w, r, u, csrf, "Cabinet")
+		if ok {
+			pg.renderData(w, http.StatusOK, "home", v)
 		}
-		pg.render(w, http.StatusOK, "home", view{Title: "Cabinet", User: u, Keys: keys, CSRF: csrf})
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet"
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
@@ -98,7 +97,6 @@ var statuses = []payment.Status{payment.Created, payment.AwaitingPaymentData, pa
 // paymentsView is the payments list's template data.
 type paymentsView struct {
 	view
-	Key      merchant.Key
 	Statuses []payment.Status
 	Status   string
 	From, To string
@@ -124,7 +122,12 @@ func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 	pg.render(w, http.StatusNotFound, "message", view{Title: "Not found", Message: msg})
 }
 
-// PaymentsPage serves GET /cabinet/payments.
+// paymentRoutes registers the payments pages.
+func (pg *Pages) paymentRoutes(handle func(string, http.Handler)) {
+	handle("GET /cabinet/payments", pg.PaymentsPage())
+	handle("GET /cabinet/payments/{id}", pg.PaymentPage())
+}
+
 // PaymentsPage is GET /cabinet/payments: one granted key's payments,
 // filtered, a keyset page at a time, with the chart of the filtered range.
 func (pg *Pages) PaymentsPage() http.Handler {
@@ -133,26 +136,16 @@ func (pg *Pages) PaymentsPage() http.Handler {
 			pg.notFound(w, "These pages are not served here.")
 			return
 		}
-		keys, err := pg.users.Keys(r.Context(), *u)
-		if err != nil {
-			pg.fail(w, err)
+		base, ok := pg.scope(w, r, u, csrf, "Payments")
+		if !ok {
 			return
 		}
-		v := paymentsView{view: view{Style: template.CSS(style), Title: "Payments", User: u, Keys: keys, CSRF: csrf}, Statuses: statuses}
-		if len(keys) == 0 {
+		v := paymentsView{view: base, Statuses: statuses}
+		if v.Key.ID == "" {
 			pg.renderData(w, http.StatusOK, "payments", v)
 			return
 		}
 		q := r.URL.Query()
-		v.Key = keys[0]
-		if id := q.Get("key"); id != "" {
-			i := slices.IndexFunc(keys, func(k merchant.Key) bool { return k.ID == id })
-			if i < 0 {
-				pg.notFound(w, "No such key among yours.")
-				return
-			}
-			v.Key = keys[i]
-		}
 		f := PaymentQuery{KeyID: v.Key.ID, Limit: pageSize + 1, Search: strings.TrimSpace(q.Get("q"))}
 		v.Search = f.Search
 		if s := q.Get("status"); slices.Contains(statuses, payment.Status(s)) {
@@ -183,7 +176,7 @@ func (pg *Pages) PaymentsPage() http.Handler {
 			return
 		}
 		link := url.Values{}
-		if len(keys) > 1 {
+		if len(v.Keys) > 1 {
 			link.Set("key", v.Key.ID)
 		}
 		for k, s := range map[string]string{"status": v.Status, "from": v.From, "to": v.To, "q": v.Search} {
@@ -344,8 +337,6 @@ type detailView struct {
 	Money      func(int64) string
 }
 
-// PaymentPage serves GET /cabinet/payments/{id}: the payment of a key
-// granted to the user, or a 404 page.
 // PaymentPage is GET /cabinet/payments/{id}: a payment of a granted key
 // with its operations, refunds, events and their delivery attempts.
 func (pg *Pages) PaymentPage() http.Handler {
@@ -361,7 +352,7 @@ func (pg *Pages) PaymentPage() http.Handler {
 		}
 		// Another key's payment is as unknown as a missing one
 		// (docs/design/decisions.md section 13).
-		if p == nil || !slices.Contains(u.KeyIDs, p.AccessKeyID) {
+		if p == nil || !owns(u, p.AccessKeyID) {
 			pg.notFound(w, "No such payment among your keys.")
 			return
 		}
@@ -381,9 +372,15 @@ func (pg *Pages) PaymentPage() http.Handler {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 var _ = template.Must(tmpl.Parse(`
-{{define "nav"}}<header><nav><a href="/cabinet/">Home</a> · <a href="/cabinet/payments">Payments</a></nav>
+{{define "nav"}}<header><strong><a href="/cabinet/{{.KeyParam}}">Paygate cabinet</a></strong>
 <form method="post" action="/cabinet/sign-out"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
-<span>{{.User.Email}}</span> <button type="submit">Sign out</button></form></header>{{end}}
+<span>{{.User.Email}} ({{.User.Role}})</span> <button type="submit">Sign out</button></form></header>
+<nav>{{$k := .KeyParam}}<a href="/cabinet/payments{{$k}}">Payments</a> <a href="/cabinet/cards{{$k}}">Saved cards</a>
+<a href="/cabinet/verifications{{$k}}">Verifications</a> <a href="/cabinet/payouts{{$k}}">Payouts</a>
+<a href="/cabinet/subscriptions{{$k}}">Subscriptions</a> <a href="/cabinet/webhooks{{$k}}">Webhooks</a>
+<a href="/cabinet/events{{$k}}">Events</a> <a href="/cabinet/allowances{{$k}}">Allowances</a>
+<a href="/cabinet/channels{{$k}}">Channels</a></nav>
+{{if gt (len .Keys) 1}}<p class="key">Key: <strong>{{.Key.Name}}</strong> ({{.Key.Environment}})</p>{{end}}{{end}}
 
 {{define "payments"}}{{template "head" .}}{{template "nav" .}}<h1>Payments</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}

@@ -13,7 +13,8 @@ label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.5rem;widt
 button{font:inherit;padding:.5rem 1rem;margin-top:1rem}.error{color:#a40000}table{border-collapse:collapse;width:100%}
 td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}header{display:flex;justify-content:space-between;align-items:center}
 header form button{margin-top:0}.scroll{overflow-x:auto}.num{text-align:right;white-space:nowrap}select{font:inherit;padding:.5rem;width:100%}
-svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1rem 0}figcaption{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .5rem}`
+svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1rem 0}figcaption{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .5rem}
+nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.75rem 0}form.inline{display:inline}form.inline button{margin-top:0;padding:.25rem .75rem}`
 
 // styleHash is style's CSP source: 'sha256-…'.
 var styleHash = func() string {
@@ -50,13 +51,10 @@ var tmpl = template.Must(template.New("").Parse(`
 <label for="password_again">Password again</label><input id="password_again" name="password_again" type="password" autocomplete="new-password" minlength="12" required>
 <button type="submit">Set password and sign in</button></form>{{template "foot" .}}{{end}}
 
-{{define "home"}}{{template "head" .}}<header><strong>Paygate cabinet</strong>
-<form method="post" action="/cabinet/sign-out"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
-<span>{{.User.Email}} ({{.User.Role}})</span> <button type="submit">Sign out</button></form></header>
-<nav><a href="/cabinet/payments">Payments</a></nav>
+{{define "home"}}{{template "head" .}}{{template "nav" .}}
 <h1>Your keys</h1>
 {{if .Keys}}<table><thead><tr><th>Name</th><th>Access key</th><th>Environment</th></tr></thead><tbody>
-{{range .Keys}}<tr><td>{{.Name}}</td><td><code>{{.AccessKey}}</code></td><td>{{.Environment}}</td></tr>{{end}}
+{{range .Keys}}<tr><td><a href="/cabinet/payments?key={{.ID}}">{{.Name}}</a></td><td><code>{{.AccessKey}}</code></td><td>{{.Environment}}</td></tr>{{end}}
 </tbody></table>{{else}}<p>No key has been granted to you yet.</p>{{end}}
 {{template "foot" .}}{{end}}
 `))
