@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet/pages"
@@ -13,15 +14,38 @@ import (
 // cabinetPayments adapts the store to what the cabinet's payments pages
 // read (pages.PaymentsReader; docs/cabinet.md, Payments). Every call reads
 // the database: nothing is cached.
-type cabinetPayments struct{ st *store.Store }
+type cabinetPayments struct{ s *Server }
+
+// storeFilter is the page's query as the store reads it: the same
+// filters as listPayments (GET /api/v1/payments) and the exact search.
+func storeFilter(q pages.PaymentQuery) store.PaymentFilter {
+	return store.PaymentFilter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search,
+		AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit}
+}
 
 func (c cabinetPayments) ListPayments(ctx context.Context, q pages.PaymentQuery) ([]*payment.Payment, error) {
-	return c.st.ListPayments(ctx, q.KeyID, store.PaymentFilter{Status: q.Status, CreatedGTE: q.From,
-		CreatedLT: q.Before, Search: q.Search, AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit})
+	return c.s.store.ListPayments(ctx, q.KeyID, storeFilter(q))
+}
+
+func (c cabinetPayments) ExportCSV(ctx context.Context, w http.ResponseWriter, q pages.PaymentQuery) (bool, error) {
+	q.AfterCreated, q.AfterID, q.Limit = nil, "", 0
+	err := c.s.streamPaymentsCSV(ctx, w, q.KeyID, storeFilter(q), "payments.csv")
+	return errors.Is(err, errStreamCut), err
+}
+
+func (c cabinetPayments) Totals(ctx context.Context, q pages.PaymentQuery) ([]pages.CurrencyTotals, error) {
+	ts, err := c.s.store.PaymentTotals(ctx, q.KeyID, storeFilter(q))
+	out := make([]pages.CurrencyTotals, len(ts))
+	for i, t := range ts {
+		out[i] = pages.CurrencyTotals{Currency: t.Currency, Count: t.Count, SucceededCount: t.SucceededCount,
+			SucceededMinor: t.SucceededMinor, CapturedMinor: t.CapturedMinor, RefundedMinor: t.RefundedMinor,
+			DeclinedCount: t.DeclinedCount}
+	}
+	return out, err
 }
 
 func (c cabinetPayments) PaymentsPerDay(ctx context.Context, keyID, status string, from, to time.Time) ([]pages.DayCount, error) {
-	days, err := c.st.PaymentsPerDay(ctx, keyID, status, from, to)
+	days, err := c.s.store.PaymentsPerDay(ctx, keyID, status, from, to)
 	out := make([]pages.DayCount, len(days))
 	for i, d := range days {
 		out[i] = pages.DayCount{Day: d.Day, Status: d.Status, Count: d.Count}
@@ -30,7 +54,7 @@ func (c cabinetPayments) PaymentsPerDay(ctx context.Context, keyID, status strin
 }
 
 func (c cabinetPayments) FindPayment(ctx context.Context, id string) (*payment.Payment, error) {
-	p, err := c.st.FindPaymentByID(ctx, id)
+	p, err := c.s.store.FindPaymentByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -43,17 +67,17 @@ const maxEvents = 100
 func (c cabinetPayments) PaymentDetail(ctx context.Context, p *payment.Payment) (pages.Detail, error) {
 	var d pages.Detail
 	var err error
-	if d.Operations, err = c.st.PaymentOperations(ctx, p.ID); err != nil {
+	if d.Operations, err = c.s.store.PaymentOperations(ctx, p.ID); err != nil {
 		return d, err
 	}
-	if d.Refunds, err = c.st.ListRefunds(ctx, p.ID); err != nil {
+	if d.Refunds, err = c.s.store.ListRefunds(ctx, p.ID); err != nil {
 		return d, err
 	}
-	events, err := c.st.ListEvents(ctx, p.AccessKeyID, store.EventFilter{ResourceID: p.ID, Limit: maxEvents})
+	events, err := c.s.store.ListEvents(ctx, p.AccessKeyID, store.EventFilter{ResourceID: p.ID, Limit: maxEvents})
 	if err != nil {
 		return d, err
 	}
-	attempts, err := c.st.ResourceAttempts(ctx, p.AccessKeyID, p.ID)
+	attempts, err := c.s.store.ResourceAttempts(ctx, p.AccessKeyID, p.ID)
 	if err != nil {
 		return d, err
 	}

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"encoding/csv"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store"
 )
 
 // filterParams are the filters of listPayments (GET /api/v1/payments),
@@ -107,48 +110,10 @@ func (s *Server) exportPayments() http.Handler {
 			return
 		}
 		ctx := c.r.Context()
-		now := s.keyNow(ctx)
-		rc := http.NewResponseController(w)
-		out := csv.NewWriter(w)
-		started := false
-		start := func() error {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "text/csv; charset=utf-8")
-			h.Set("Content-Disposition", `attachment; filename="payments.csv"`)
-			h.Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusOK)
-			return out.Write(exportColumns)
-		}
-		row := make([]string, 0, len(exportColumns))
-		err = s.store.EachPaymentPage(ctx, c.key.ID, filter, exportPage, func(page []*payment.Payment) error {
-			_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)) // not every writer has a deadline
-			if !started {
-				if err := start(); err != nil {
-					return err
-				}
-			}
-			for _, p := range page {
-				if err := out.Write(s.exportRow(p, now, row)); err != nil {
-					return err
-				}
-			}
-			out.Flush()
-			if err := out.Error(); err != nil {
-				return err
-			}
-			return rc.Flush()
-		})
-		if err == nil && !started {
-			err = start() // no payment matches: the header row alone
-		}
-		if err == nil {
-			out.Flush()
-			err = out.Error()
-		}
+		err = s.streamPaymentsCSV(ctx, w, c.key.ID, filter, "payments.csv")
 		switch {
 		case err == nil:
-		case !started:
+		case !errors.Is(err, errStreamCut):
 			s.failErr(w, r, err)
 		default:
 			// The status and part of the CSV are sent: abort the connection
@@ -158,6 +123,61 @@ func (s *Server) exportPayments() http.Handler {
 			panic(http.ErrAbortHandler)
 		}
 	})
+}
+
+// errStreamCut wraps an error met after the CSV's first byte was sent.
+var errStreamCut = errors.New("the CSV stream was cut")
+
+// streamPaymentsCSV writes the key's payments matching f as CSV, a page of
+// exportPage payments at a time, each as the API shows it at the key's
+// clock (ctx). An error before the first byte is returned as it is, and
+// nothing was written; one after it wraps errStreamCut, and the caller
+// must abort the connection.
+func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, keyID string, f store.PaymentFilter, filename string) error {
+	now := s.keyNow(ctx)
+	rc := http.NewResponseController(w)
+	out := csv.NewWriter(w)
+	started := false
+	start := func() error {
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "text/csv; charset=utf-8")
+		h.Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		return out.Write(exportColumns)
+	}
+	row := make([]string, 0, len(exportColumns))
+	err := s.store.EachPaymentPage(ctx, keyID, f, exportPage, func(page []*payment.Payment) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)) // not every writer has a deadline
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		for _, p := range page {
+			if err := out.Write(s.exportRow(p, now, row)); err != nil {
+				return err
+			}
+		}
+		out.Flush()
+		if err := out.Error(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	if err == nil && !started {
+		err = start() // no payment matches: the header row alone
+	}
+	if err == nil {
+		out.Flush()
+		err = out.Error()
+	}
+	if err != nil && started {
+		return fmt.Errorf("%w: %w", errStreamCut, err)
+	}
+	return err
 }
 
 // paymentTotals is getPaymentTotals (GET /cabinet/v1/payments/totals;

@@ -77,6 +77,23 @@ type PaymentsReader interface {
 	// FindPayment finds a payment by id, whatever key owns it; nil: none.
 	FindPayment(ctx context.Context, id string) (*payment.Payment, error)
 	PaymentDetail(ctx context.Context, p *payment.Payment) (Detail, error)
+	// ExportCSV writes every payment q selects (its Limit and keyset bound
+	// ignored) into w as exportPayments (GET /cabinet/v1/payments/export)
+	// writes them, at the key's clock carried by ctx. An error with started
+	// false means nothing was written; with started true the caller must
+	// abort the connection.
+	ExportCSV(ctx context.Context, w http.ResponseWriter, q PaymentQuery) (started bool, err error)
+	// Totals are getPaymentTotals (GET /cabinet/v1/payments/totals) of the
+	// payments q selects.
+	Totals(ctx context.Context, q PaymentQuery) ([]CurrencyTotals, error)
+}
+
+// CurrencyTotals are one currency's totals of the filtered payments, as
+// getPaymentTotals (GET /cabinet/v1/payments/totals) counts them.
+type CurrencyTotals struct {
+	Currency                                    string
+	Count, SucceededCount, SucceededMinor       int64
+	CapturedMinor, RefundedMinor, DeclinedCount int64
 }
 
 const (
@@ -104,6 +121,8 @@ type paymentsView struct {
 	Rows     []paymentRow
 	Next     string // the next page's URL; "" on the last page
 	First    string // the first page's URL when not on it
+	Export   string // the filtered view's CSV
+	Totals   string // the filtered view's totals page
 	Chart    chart
 	Problem  string // a filter that could not be read
 }
@@ -126,6 +145,8 @@ func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 func (pg *Pages) paymentRoutes(handle func(string, http.Handler)) {
 	handle("GET /cabinet/payments", pg.PaymentsPage())
 	handle("GET /cabinet/payments/{id}", pg.PaymentPage())
+	handle("GET /cabinet/payments/export", pg.ExportPayments())
+	handle("GET /cabinet/payments/totals", pg.TotalsPage())
 }
 
 // PaymentsPage is GET /cabinet/payments: one granted key's payments,
@@ -145,22 +166,9 @@ func (pg *Pages) PaymentsPage() http.Handler {
 			pg.renderData(w, http.StatusOK, "payments", v)
 			return
 		}
-		q := r.URL.Query()
-		f := PaymentQuery{KeyID: v.Key.ID, Limit: pageSize + 1, Search: strings.TrimSpace(q.Get("q"))}
-		v.Search = f.Search
-		if s := q.Get("status"); slices.Contains(statuses, payment.Status(s)) {
-			f.Status, v.Status = s, s
-		}
-		from, to, problem := dates(q.Get("from"), q.Get("to"))
-		v.Problem = problem
-		if from != nil {
-			f.From, v.From = from, from.Format(dateLayout)
-		}
-		if to != nil {
-			before := to.AddDate(0, 0, 1) // the "to" day is included
-			f.Before, v.To = &before, to.Format(dateLayout)
-		}
-		if after := q.Get("after"); after != "" {
+		f, link := v.filter(r.URL.Query())
+		f.Limit = pageSize + 1
+		if after := r.URL.Query().Get("after"); after != "" {
 			micros, id, ok := strings.Cut(after, "_")
 			n, err := strconv.ParseInt(micros, 10, 64)
 			if !ok || err != nil || id == "" {
@@ -175,15 +183,8 @@ func (pg *Pages) PaymentsPage() http.Handler {
 			pg.fail(w, err)
 			return
 		}
-		link := url.Values{}
-		if len(v.Keys) > 1 {
-			link.Set("key", v.Key.ID)
-		}
-		for k, s := range map[string]string{"status": v.Status, "from": v.From, "to": v.To, "q": v.Search} {
-			if s != "" {
-				link.Set(k, s)
-			}
-		}
+		v.Export = "/cabinet/payments/export?" + link.Encode()
+		v.Totals = "/cabinet/payments/totals?" + link.Encode()
 		if f.AfterCreated != nil {
 			v.First = "/cabinet/payments?" + link.Encode()
 		}
@@ -196,7 +197,7 @@ func (pg *Pages) PaymentsPage() http.Handler {
 		for _, p := range list {
 			v.Rows = append(v.Rows, row(p))
 		}
-		start, end := chartRange(f.From, f.Before, pg.users.Now().UTC())
+		start, end := chartRange(f.From, f.Before, pg.users.Now().Add(v.Key.ClockOffset).UTC())
 		counts, err := pg.payments.PaymentsPerDay(r.Context(), v.Key.ID, f.Status, start, end)
 		if err != nil {
 			pg.fail(w, err)
@@ -205,6 +206,36 @@ func (pg *Pages) PaymentsPage() http.Handler {
 		v.Chart = drawChart(start, end, counts, f.From != nil && start.After(*f.From))
 		pg.renderData(w, http.StatusOK, "payments", v)
 	})
+}
+
+// filter reads the page's filters from the query into v and a query (its
+// Limit and keyset bound unset), and returns the link query that keeps
+// them (and the key when the user has several).
+func (v *paymentsView) filter(q url.Values) (PaymentQuery, url.Values) {
+	f := PaymentQuery{KeyID: v.Key.ID, Search: strings.TrimSpace(q.Get("q"))}
+	v.Search = f.Search
+	if s := q.Get("status"); slices.Contains(statuses, payment.Status(s)) {
+		f.Status, v.Status = s, s
+	}
+	from, to, problem := dates(q.Get("from"), q.Get("to"))
+	v.Problem = problem
+	if from != nil {
+		f.From, v.From = from, from.Format(dateLayout)
+	}
+	if to != nil {
+		before := to.AddDate(0, 0, 1) // the "to" day is included
+		f.Before, v.To = &before, to.Format(dateLayout)
+	}
+	link := url.Values{}
+	if len(v.Keys) > 1 {
+		link.Set("key", v.Key.ID)
+	}
+	for k, s := range map[string]string{"status": v.Status, "from": v.From, "to": v.To, "q": v.Search} {
+		if s != "" {
+			link.Set(k, s)
+		}
+	}
+	return f, link
 }
 
 // dates reads the filter's dates (YYYY-MM-DD, UTC); a date that does not
@@ -395,6 +426,7 @@ var _ = template.Must(tmpl.Parse(`
 <label for="to">Created to</label><input id="to" name="to" type="date" value="{{.To}}">
 <button type="submit">Show</button> <a href="/cabinet/payments{{if gt (len .Keys) 1}}?key={{.Key.ID}}{{end}}">Clear</a></form>
 {{if .Problem}}<p class="error" role="alert">{{.Problem}}</p>{{end}}
+<p><a id="export" href="{{.Export}}" download>Export CSV</a> · <a id="totals" href="{{.Totals}}">Totals</a> <small>(of every page of this view)</small></p>
 <figure><svg class="chart" role="img" aria-label="{{.Chart.Label}}" viewBox="0 0 {{.Chart.Width}} {{.Chart.Height}}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg">
 <line x1="0" y1="{{.Chart.Height}}" x2="{{.Chart.Width}}" y2="{{.Chart.Height}}" stroke="#999" stroke-width="1"/>
 {{range .Chart.Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-day="{{.Day}}" data-status="{{.Status}}" data-count="{{.Count}}"><title>{{.Day}} {{.Status}}: {{.Count}}</title></rect>
