@@ -416,15 +416,15 @@ var _ = template.Must(tmpl.Parse(`
 {{define "payments"}}{{template "head" .}}{{template "nav" .}}<h1>Payments</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/payments" class="filters">
-{{if gt (len .Keys) 1}}<label for="key">Key</label><select id="key" name="key">
+{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
 {{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select>{{end}}
-<label for="q">Payment id, order id or customer reference</label><input id="q" name="q" value="{{.Search}}">
-<label for="status">Status</label><select id="status" name="status"><option value="">any</option>
-{{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select>
-<label for="from">Created from</label><input id="from" name="from" type="date" value="{{.From}}">
-<label for="to">Created to</label><input id="to" name="to" type="date" value="{{.To}}">
-<button type="submit">Show</button> <a href="/cabinet/payments{{if gt (len .Keys) 1}}?key={{.Key.ID}}{{end}}">Clear</a></form>
+</select></div>{{end}}
+<div><label for="q">Id, order id or customer</label><input id="q" name="q" value="{{.Search}}"></div>
+<div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
+{{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>
+<div><label for="from">Created from</label><input id="from" name="from" type="date" value="{{.From}}"></div>
+<div><label for="to">Created to</label><input id="to" name="to" type="date" value="{{.To}}"></div>
+<div class="actions"><button type="submit">Show</button> <a href="/cabinet/payments{{.KeyParam}}">Clear</a></div></form>
 {{if .Problem}}<p class="error" role="alert">{{.Problem}}</p>{{end}}
 <p><a id="export" href="{{.Export}}" download>Export CSV</a> · <a id="totals" href="{{.Totals}}">Totals</a> <small>(of every page of this view)</small></p>
 <figure><svg class="chart" role="img" aria-label="{{.Chart.Label}}" viewBox="0 0 {{.Chart.Width}} {{.Chart.Height}}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg">

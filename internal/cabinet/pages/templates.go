@@ -8,13 +8,16 @@ import (
 
 // style is the pages' one inline stylesheet; the Content-Security-Policy
 // allows it by its hash, and nothing else inline.
-const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:72rem;margin:1.5rem auto;padding:0 1rem;color:#1a1a1a}
 label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.5rem;width:100%;box-sizing:border-box}
 button{font:inherit;padding:.5rem 1rem;margin-top:1rem}.error{color:#a40000}table{border-collapse:collapse;width:100%}
 td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}header{display:flex;justify-content:space-between;align-items:center}
 header form button{margin-top:0}.scroll{overflow-x:auto}.num{text-align:right;white-space:nowrap}select{font:inherit;padding:.5rem;width:100%}
 svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1rem 0}figcaption{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .5rem}
-nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.75rem 0}form.inline{display:inline}form.inline button{margin-top:0;padding:.25rem .75rem}`
+nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.75rem 0}form.inline{display:inline}form.inline button{margin-top:0;padding:.25rem .75rem}
+form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:0 1rem;align-items:end}
+form.filters label{margin-top:.5rem}form.filters .actions{display:flex;gap:1rem;align-items:center}
+.dot{white-space:nowrap;margin-right:.75rem}form.narrow{max-width:28rem}`
 
 // styleHash is style's CSP source: 'sha256-…'.
 var styleHash = func() string {
@@ -36,7 +39,7 @@ var tmpl = template.Must(template.New("").Parse(`
 
 {{define "sign-in"}}{{template "head" .}}<h1>Sign in</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="/cabinet/sign-in">
+<form method="post" action="/cabinet/sign-in" class="narrow">
 <input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="{{.Email}}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
@@ -45,7 +48,7 @@ var tmpl = template.Must(template.New("").Parse(`
 {{define "setup"}}{{template "head" .}}<h1>Choose a password</h1>
 <p>For {{.Email}}. At least 12 characters.</p>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="/cabinet/setup/{{.Token}}">
+<form method="post" action="/cabinet/setup/{{.Token}}" class="narrow">
 <input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required>
 <label for="password_again">Password again</label><input id="password_again" name="password_again" type="password" autocomplete="new-password" minlength="12" required>
