@@ -465,7 +465,7 @@ var _ = template.Must(tmpl.Parse(`
 {{range .Refunds}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td><code>{{.ID}}</code></td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{.Status}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 <h2>Events</h2>
-{{if .Events}}<ul class="events">{{range .Events}}<li><strong>{{.Type}}</strong> {{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}} <code>{{.ID}}</code>
+{{if .Events}}<ul class="events">{{range .Events}}<li><strong>{{.Type}}</strong> {{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}} <a href="/cabinet/events/{{.ID}}"><code>{{.ID}}</code></a>
 {{if .Attempts}}<ul>{{range .Attempts}}<li>{{.At.UTC.Format "15:04:05"}} → {{if .StatusCode}}HTTP {{.StatusCode}}{{else}}no answer ({{.Error}}){{end}}</li>{{end}}</ul>{{else}}<br><small>no delivery attempt</small>{{end}}</li>
 {{end}}</ul>{{else}}<p>None.</p>{{end}}
 <p><a href="/cabinet/payments">All payments</a></p>
