@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // The cabinet in Chromium (docs/cabinet.md): what staff do, as a browser
@@ -127,6 +129,8 @@ func TestBrowserCabinet(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
 		ctx := newTab(t)
+		rc := newReceiver(t, ok)
+		e.addEndpoint(e.a, rc.URL)
 		paid := e.direct(e.a, orderBody("browser-order-1", "browser-payer"))
 		other := e.direct(e.b, orderBody("b-order", "b-payer"))
 		rnd := rand.New(rand.NewPCG(14, 1))
@@ -167,6 +171,21 @@ func TestBrowserCabinet(t *testing.T) {
 		page := text(t, ctx, "body")
 		require.Contains(t, page, "payment.succeeded")
 		require.NotContains(t, page, "4242424242424242")
+
+		// Resend the payment's payment.succeeded event from its page: the
+		// receiver gets it again, and the page shows the second attempt.
+		run(t, ctx, chromedp.Navigate(e.url+"/cabinet/events?type=payment.succeeded&resource_id="+paid.PaymentID),
+			chromedp.WaitVisible(chromedp.CSS("tr[data-event] a")))
+		eventID := eval[string](t, ctx, `document.querySelector("tr[data-event]").dataset.event`)
+		e.drive(time.Second, func() bool { return len(rc.requests(eventID)) == 1 })
+		run(t, ctx, chromedp.Click(chromedp.CSS("tr[data-event] a")), chromedp.WaitVisible(chromedp.CSS("#payload")))
+		require.NotContains(t, text(t, ctx, "#payload"), "4242424242424242")
+		run(t, ctx, submitted("#resend button"), chromedp.WaitVisible(chromedp.CSS("#payload")))
+		require.Contains(t, text(t, ctx, "body"), "Queued for delivery again")
+		e.drive(time.Second, func() bool { return len(rc.requests(eventID)) == 2 })
+		e.drive(time.Second, func() bool { return e.deliveryStatus(eventID) == webhook.Succeeded })
+		run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#payload")))
+		require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll("tr[data-attempt]").length`))
 
 		// Key B's payment and key are unknown to a user of key A.
 		run(t, ctx, chromedp.Navigate(e.url+"/cabinet/payments/"+other.PaymentID), chromedp.WaitVisible(chromedp.CSS("h1")))

@@ -414,12 +414,12 @@ var _ = template.Must(tmpl.Parse(`
 {{define "events"}}{{template "head" .}}{{template "nav" .}}<h1>Events</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/events" class="filters">
-{{if gt (len .Keys) 1}}<label for="key">Key</label><select id="key" name="key">
+{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
 {{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select>{{end}}
-<label for="type">Type (exact, e.g. payment.succeeded)</label><input id="type" name="type" value="{{.Type}}">
-<label for="resource_id">Resource id (exact)</label><input id="resource_id" name="resource_id" value="{{.ResourceID}}">
-<button type="submit">Show</button> <a href="/cabinet/events{{.KeyParam}}">Clear</a></form>
+</select></div>{{end}}
+<div><label for="type">Type (exact, e.g. payment.succeeded)</label><input id="type" name="type" value="{{.Type}}"></div>
+<div><label for="resource_id">Resource id (exact)</label><input id="resource_id" name="resource_id" value="{{.ResourceID}}"></div>
+<div class="actions"><button type="submit">Show</button> <a href="/cabinet/events{{.KeyParam}}">Clear</a></div></form>
 {{if .Problem}}<p class="error" role="alert">{{.Problem}}</p>{{end}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Type</th><th>Resource</th><th>Deliveries</th></tr></thead><tbody>
 {{range .Rows}}<tr data-event="{{.ID}}"><td><a href="/cabinet/events/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{.Type}}</td>
