@@ -1,12 +1,220 @@
 package pages
 
-import "net/http"
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
-// The saved cards (masked) with delete pages (docs/cabinet.md). Not yet served.
+	"github.com/paygate/paygate/internal/cabinet"
+	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/savedcard"
+)
+
+// The saved cards page (docs/cabinet.md, "Saved cards"): the shown key's
+// usable saved cards, masked, with a Delete button for an admin. A card of
+// another key, or one already deleted, is a 404 page.
+
+// CardQuery selects a page of one key's usable saved cards, newest first.
+type CardQuery struct {
+	KeyID             string
+	CustomerReference string // exact; "" for every payer
+	// After is the (created, id) of the last card of the previous page.
+	AfterCreated *time.Time
+	AfterID      string
+	Limit        int
+}
 
 // CardsData is what these pages read and change; internal/server adapts the
-// store and the domain services to it.
-type CardsData interface{}
+// store to it.
+type CardsData interface {
+	// ListCards lists the key's usable saved cards as
+	// listPaymentMethodTokens (GET /cabinet/v1/payment-method-tokens) does.
+	ListCards(ctx context.Context, q CardQuery) ([]savedcard.Card, error)
+	// DeleteCard does what deletePaymentMethodToken (DELETE
+	// /cabinet/v1/payment-method-tokens/{id}) does, at the key's clock.
+	// false: the key has no such usable card, and nothing changed.
+	DeleteCard(ctx context.Context, key merchant.Key, id string) (bool, error)
+}
 
 // cardRoutes registers these pages.
-func (pg *Pages) cardRoutes(handle func(string, http.Handler)) {}
+func (pg *Pages) cardRoutes(handle func(string, http.Handler)) {
+	handle("GET /cabinet/cards", pg.CardsPage())
+	handle("POST /cabinet/cards/{id}/delete", pg.DeleteCard())
+}
+
+// cardsView is the saved cards page's template data.
+type cardsView struct {
+	view
+	CustomerReference string
+	CanDelete         bool
+	Rows              []cardRow
+	Next, First       string
+}
+
+type cardRow struct {
+	ID, CustomerReference, MaskedCard, Scheme, Expiry, Created string
+}
+
+// deletedMessage is what the list says after a deletion (?done=deleted).
+const deletedMessage = "The saved card was deleted: it can no longer be used."
+
+// CardsPage is GET /cabinet/cards: the shown key's usable saved cards,
+// optionally of one customer_reference, newest first, a keyset page at a
+// time.
+func (pg *Pages) CardsPage() http.Handler {
+	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
+		if pg.d.Cards == nil {
+			pg.notFound(w, "These pages are not served here.")
+			return
+		}
+		base, ok := pg.scope(w, r, u, csrf, "Saved cards")
+		if !ok {
+			return
+		}
+		q := r.URL.Query()
+		// Only a deletion is ever confirmed; the text is ours, never the URL's.
+		if q.Get("done") == "deleted" {
+			base.Message = deletedMessage
+		}
+		v := cardsView{view: base, CanDelete: u.Role.CanChange(), CustomerReference: q.Get("customer_reference")}
+		if v.Key.ID == "" {
+			pg.renderData(w, http.StatusOK, "cards", v)
+			return
+		}
+		f := CardQuery{KeyID: v.Key.ID, CustomerReference: v.CustomerReference, Limit: pageSize + 1}
+		if f.AfterCreated, f.AfterID, ok = keysetAfter(q.Get("after")); !ok {
+			pg.badLink(w)
+			return
+		}
+		list, err := pg.d.Cards.ListCards(r.Context(), f)
+		if err != nil {
+			pg.fail(w, err)
+			return
+		}
+		link := listLink(v.view, "customer_reference", v.CustomerReference)
+		more := len(list) > pageSize
+		if more {
+			list = list[:pageSize]
+		}
+		var lastCreated time.Time
+		var lastID string
+		for _, c := range list {
+			v.Rows = append(v.Rows, cardRow{ID: c.ID, CustomerReference: c.CustomerReference, MaskedCard: c.MaskedCard,
+				Scheme: c.Scheme, Expiry: fmt.Sprintf("%02d/%04d", c.ExpMonth, c.ExpYear), Created: utcMinute(c.CreatedAt)})
+			lastCreated, lastID = c.CreatedAt, c.ID
+		}
+		v.First, v.Next = keysetLinks("/cabinet/cards", link, f.AfterCreated != nil, more, lastCreated, lastID)
+		pg.renderData(w, http.StatusOK, "cards", v)
+	})
+}
+
+// DeleteCard is POST /cabinet/cards/{id}/delete: what
+// deletePaymentMethodToken (DELETE /cabinet/v1/payment-method-tokens/{id})
+// does for the shown key, then back to the list (Post/Redirect/Get). An
+// admin's only (Changing); another key's card, or one already deleted, is
+// a 404 page and nothing changes.
+func (pg *Pages) DeleteCard() http.Handler {
+	return pg.Changing(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
+		if pg.d.Cards == nil {
+			pg.notFound(w, "These pages are not served here.")
+			return
+		}
+		v, ok := pg.scope(w, r, u, csrf, "Saved cards")
+		if !ok {
+			return
+		}
+		found := false
+		if v.Key.ID != "" {
+			var err error
+			if found, err = pg.d.Cards.DeleteCard(r.Context(), v.Key, r.PathValue("id")); err != nil {
+				pg.fail(w, err)
+				return
+			}
+		}
+		if !found {
+			pg.notFound(w, "No such saved card among your keys (or it was already deleted).")
+			return
+		}
+		link := listLink(v, "customer_reference", r.PostFormValue("customer_reference"))
+		link.Set("done", "deleted")
+		http.Redirect(w, r, "/cabinet/cards?"+link.Encode(), http.StatusSeeOther)
+	})
+}
+
+// The lists of this file and activity.go page as the payments list does:
+// "?after=<unixmicro>_<id>" names the last row of the previous page.
+
+// keysetAfter reads a list's "after" parameter; ok false: it is not one
+// a list wrote. "" is the first page.
+func keysetAfter(s string) (*time.Time, string, bool) {
+	if s == "" {
+		return nil, "", true
+	}
+	micros, id, ok := strings.Cut(s, "_")
+	n, err := strconv.ParseInt(micros, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, "", false
+	}
+	t := time.UnixMicro(n).UTC()
+	return &t, id, true
+}
+
+// keysetLinks are a list's "Newest" link (when not on the first page) and
+// its "Older" link (when more rows follow the page's last).
+func keysetLinks(path string, link url.Values, paged, more bool, lastCreated time.Time, lastID string) (first, next string) {
+	if paged {
+		first = path + "?" + link.Encode()
+	}
+	if more {
+		link.Set("after", strconv.FormatInt(lastCreated.UnixMicro(), 10)+"_"+lastID)
+		next = path + "?" + link.Encode()
+	}
+	return first, next
+}
+
+// listLink is the query that keeps a list's key and filters (pairs of
+// name and value; empty values are left out).
+func listLink(v view, pairs ...string) url.Values {
+	link := url.Values{}
+	if len(v.Keys) > 1 {
+		link.Set("key", v.Key.ID)
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			link.Set(pairs[i], pairs[i+1])
+		}
+	}
+	return link
+}
+
+func (pg *Pages) badLink(w http.ResponseWriter) {
+	pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
+}
+
+func utcMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+var _ = template.Must(tmpl.Parse(`
+{{define "cards-key-field"}}{{if gt (len .Keys) 1}}<label for="key">Key</label><select id="key" name="key">
+{{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
+</select>{{end}}{{end}}
+
+{{define "cards"}}{{template "head" .}}{{template "nav" .}}<h1>Saved cards</h1>
+{{if .Message}}<p role="status" data-done="deleted">{{.Message}}</p>{{end}}
+{{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
+<form method="get" action="/cabinet/cards" class="filters">{{template "cards-key-field" .}}
+<label for="customer_reference">Customer reference (exact)</label><input id="customer_reference" name="customer_reference" value="{{.CustomerReference}}" maxlength="128">
+<button type="submit">Show</button> <a href="/cabinet/cards{{.KeyParam}}">Clear</a></form>
+{{if .Rows}}<div class="scroll"><table><thead><tr><th>Customer</th><th>Card</th><th>Scheme</th><th>Expires</th><th>Created (UTC)</th>{{if .CanDelete}}<th></th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr data-card="{{.ID}}"><td>{{.CustomerReference}}</td><td>{{.MaskedCard}}</td><td>{{.Scheme}}</td><td>{{.Expiry}}</td><td>{{.Created}}</td>
+{{- if $.CanDelete}}<td><form method="post" class="inline" action="/cabinet/cards/{{.ID}}/delete{{$.KeyParam}}"><input type="hidden" name="csrf_token" value="{{$.CSRF}}">
+{{- if $.CustomerReference}}<input type="hidden" name="customer_reference" value="{{$.CustomerReference}}">{{end -}}
+<button type="submit" data-delete="{{.ID}}">Delete</button></form></td>{{end}}</tr>
+{{end}}</tbody></table></div>{{else}}<p>No saved card{{if .CustomerReference}} of this customer{{end}}.</p>{{end}}
+<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>
+{{end}}{{template "foot" .}}{{end}}
+`))
