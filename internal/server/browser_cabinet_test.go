@@ -133,6 +133,8 @@ func TestBrowserCabinet(t *testing.T) {
 		e.addEndpoint(e.a, rc.URL)
 		paid := e.direct(e.a, orderBody("browser-order-1", "browser-payer"))
 		other := e.direct(e.b, orderBody("b-order", "b-payer"))
+		card := savedCard(t, e, e.aKey.ID, "browser-payer")
+		kept := savedCard(t, e, e.aKey.ID, "browser-payer-2")
 		rnd := rand.New(rand.NewPCG(14, 1))
 		seedPayments(t, e, e.aKey.ID, 120, rnd)
 		seedPayments(t, e, e.bKey.ID, 20, rnd)
@@ -186,6 +188,30 @@ func TestBrowserCabinet(t *testing.T) {
 		e.drive(time.Second, func() bool { return e.deliveryStatus(eventID) == webhook.Succeeded })
 		run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#payload")))
 		require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll("tr[data-attempt]").length`))
+
+		// Delete a saved card: gone from the page and from the API.
+		run(t, ctx, chromedp.Navigate(e.url+"/cabinet/cards"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-delete="`+card.ID+`"]`)),
+			submitted(`button[data-delete="`+card.ID+`"]`), chromedp.WaitVisible(chromedp.CSS("[data-done=deleted]")))
+		require.Zero(t, eval[int](t, ctx, `document.querySelectorAll('tr[data-card="`+card.ID+`"]').length`))
+		require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll('tr[data-card="`+kept.ID+`"]').length`))
+		_, listed := tokens(t, e.a, "")
+		require.NotContains(t, listed, card.ID)
+		require.Contains(t, listed, kept.ID)
+
+		// A viewer, in a browser of their own, has no button to press, and
+		// the form posted anyway is refused.
+		viewer := newTab(t)
+		run(t, viewer, noScript())
+		e.setUpInBrowser(t, viewer, "vic@example.com", cabinet.Viewer, e.aKey.ID)
+		run(t, viewer, chromedp.Navigate(e.url+"/cabinet/cards"), chromedp.WaitVisible(chromedp.CSS(`tr[data-card="`+kept.ID+`"]`)))
+		require.Zero(t, eval[int](t, viewer, `document.querySelectorAll("button[data-delete]").length`))
+		own := eval[string](t, viewer, `document.querySelector('form[action="/cabinet/sign-out"] input[name=csrf_token]').value`)
+		postForged(t, viewer, "/cabinet/cards/"+kept.ID+"/delete", own)
+		require.Equal(t, "Not allowed", text(t, viewer, "h1"))
+		require.Contains(t, text(t, viewer, "body"), "viewer")
+		_, listed = tokens(t, e.a, "")
+		require.Contains(t, listed, kept.ID)
 
 		// Key B's payment and key are unknown to a user of key A.
 		run(t, ctx, chromedp.Navigate(e.url+"/cabinet/payments/"+other.PaymentID), chromedp.WaitVisible(chromedp.CSS("h1")))

@@ -73,21 +73,9 @@ func (c cabinetPayments) PaymentDetail(ctx context.Context, p *payment.Payment) 
 	if d.Refunds, err = c.s.store.ListRefunds(ctx, p.ID); err != nil {
 		return d, err
 	}
-	events, err := c.s.store.ListEvents(ctx, p.AccessKeyID, store.EventFilter{ResourceID: p.ID, Limit: maxEvents})
+	d.Events, err = resourceEvents(ctx, c.s.store, p.AccessKeyID, p.ID)
 	if err != nil {
 		return d, err
-	}
-	attempts, err := c.s.store.ResourceAttempts(ctx, p.AccessKeyID, p.ID)
-	if err != nil {
-		return d, err
-	}
-	byEvent := map[string][]pages.Attempt{}
-	for _, a := range attempts {
-		byEvent[a.EventID] = append(byEvent[a.EventID], pages.Attempt{EndpointID: a.EndpointID, At: a.At,
-			StatusCode: a.StatusCode, Error: a.Error})
-	}
-	for _, e := range events {
-		d.Events = append(d.Events, pages.Event{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Attempts: byEvent[e.ID]})
 	}
 	return d, nil
 }

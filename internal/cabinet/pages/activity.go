@@ -282,9 +282,9 @@ func (pg *Pages) activityPage(k activityKind) http.Handler {
 
 var _ = template.Must(tmpl.Parse(`
 {{define "activity-filter"}}<form method="get" action="{{.Path}}" class="filters">{{template "cards-key-field" .}}
-<label for="status">Status</label><select id="status" name="status"><option value="">any</option>
-{{range .Statuses}}<option{{if eq . $.Status}} selected{{end}}>{{.}}</option>{{end}}</select>
-<button type="submit">Show</button> <a href="{{.Path}}{{.KeyParam}}">Clear</a></form>{{end}}
+<div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
+{{range .Statuses}}<option{{if eq . $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>
+<div class="actions"><button type="submit">Show</button> <a href="{{.Path}}{{.KeyParam}}">Clear</a></div></form>{{end}}
 
 {{define "activity-pager"}}<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>{{end}}
 

@@ -199,16 +199,16 @@ func (pg *Pages) badLink(w http.ResponseWriter) {
 func utcMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
 var _ = template.Must(tmpl.Parse(`
-{{define "cards-key-field"}}{{if gt (len .Keys) 1}}<label for="key">Key</label><select id="key" name="key">
+{{define "cards-key-field"}}{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
 {{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select>{{end}}{{end}}
+</select></div>{{end}}{{end}}
 
 {{define "cards"}}{{template "head" .}}{{template "nav" .}}<h1>Saved cards</h1>
 {{if .Message}}<p role="status" data-done="deleted">{{.Message}}</p>{{end}}
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/cards" class="filters">{{template "cards-key-field" .}}
-<label for="customer_reference">Customer reference (exact)</label><input id="customer_reference" name="customer_reference" value="{{.CustomerReference}}" maxlength="128">
-<button type="submit">Show</button> <a href="/cabinet/cards{{.KeyParam}}">Clear</a></form>
+<div><label for="customer_reference">Customer reference (exact)</label><input id="customer_reference" name="customer_reference" value="{{.CustomerReference}}" maxlength="128"></div>
+<div class="actions"><button type="submit">Show</button> <a href="/cabinet/cards{{.KeyParam}}">Clear</a></div></form>
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Customer</th><th>Card</th><th>Scheme</th><th>Expires</th><th>Created (UTC)</th>{{if .CanDelete}}<th></th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr data-card="{{.ID}}"><td>{{.CustomerReference}}</td><td>{{.MaskedCard}}</td><td>{{.Scheme}}</td><td>{{.Expiry}}</td><td>{{.Created}}</td>
 {{- if $.CanDelete}}<td><form method="post" class="inline" action="/cabinet/cards/{{.ID}}/delete{{$.KeyParam}}"><input type="hidden" name="csrf_token" value="{{$.CSRF}}">
