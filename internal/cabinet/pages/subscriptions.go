@@ -405,7 +405,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Status</th><th>Amount</th><th>Every</th><th>Next run (UTC)</th><th>Failed attempts</th><th>Last decline</th></tr></thead><tbody>
 {{range .Rows}}<tr data-subscription="{{.ID}}"><td><a href="/cabinet/subscriptions/{{.ID}}">{{.Created}}</a><br><small><code>{{.ID}}</code></small></td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Every}}</td><td>{{.NextRun}}{{if .Until}} <small>({{.Until}})</small>{{end}}</td><td class="num">{{.FailedAttempts}}</td><td>{{.LastDecline}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No subscription matches.</p>{{end}}
-<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>
+{{if or .First .Next}}<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>{{end}}
 {{end}}{{template "foot" .}}{{end}}
 
 {{define "subscription"}}{{template "head" .}}{{template "nav" .}}<h1>Subscription</h1>
@@ -438,7 +438,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Charges}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Period</th><th>Attempt</th><th>Status</th><th>Amount</th><th>Decline</th></tr></thead><tbody>
 {{range .Charges}}<tr data-charge="{{.ID}}"><td><a href="/cabinet/payments/{{.ID}}">{{.Created}}</a></td><td>{{.Period}}</td><td>{{.Attempt}}</td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Decline}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>None yet.</p>{{end}}
-<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>
+{{if or .First .Next}}<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>{{end}}
 <p><a href="/cabinet/subscriptions{{.KeyParam}}">All subscriptions</a></p>
 {{template "foot" .}}{{end}}
 `))
