@@ -336,11 +336,11 @@ func TestCabinetSubscriptionsConcurrentPause(t *testing.T) {
 	})
 }
 
-// TestCabinetSubscriptionCharges: a subscription's charges, made by the
+// TestCabinetSubscriptionsCharges: a subscription's charges, made by the
 // sandbox clock, are listed on the payments page and on the
 // subscription's page with the payment that carried the terms; a soft
 // decline shows as past_due with its failed attempt and decline code.
-func TestCabinetSubscriptionCharges(t *testing.T) {
+func TestCabinetSubscriptionsCharges(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
 		first := e.clock.Now().Add(time.Hour)
