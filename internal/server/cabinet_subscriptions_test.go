@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -173,6 +174,53 @@ func TestCabinetSubscriptionsList(t *testing.T) {
 		require.NotContains(t, body, "4242424242424242")
 		require.NotContains(t, body, "tok_", "never the provider's token")
 		require.Empty(t, subMatches(subActionRE, body), "no button for a viewer")
+
+		// Its payments, 50 a page, newest first: 52 charges stored as the
+		// scheduler stores them (one period each).
+		tmpl, err := e.store.FindPaymentByID(ctx, e.direct(e.a, orderBody("charge-template", "")).PaymentID)
+		require.NoError(t, err)
+		var want []string
+		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error {
+			for n := range 52 {
+				c := *tmpl
+				period := int64(n)
+				c.ID, c.OrderID = uuid.NewString(), fmt.Sprintf("subscription_%s_%d_0", subA.ID, n)
+				c.SubscriptionID, c.SubscriptionPeriod, c.SubscriptionAttempt = subA.ID, &period, 0
+				c.CreatedAt = base.Add(time.Duration(n/2*2) * time.Hour) // pairs at one instant
+				c.UpdatedAt = c.CreatedAt
+				if err := tx.CreatePayment(ctx, &c); err != nil {
+					return err
+				}
+				want = append(want, c.ID)
+			}
+			return nil
+		}))
+		var charges []string
+		next, pages = "/cabinet/subscriptions/"+subA.ID, 0
+		for next != "" {
+			status, body, _ := ann.get(e.url + next)
+			require.Equal(t, http.StatusOK, status, body)
+			ids := subMatches(chargeRowRE, body)
+			require.LessOrEqual(t, len(ids), 50)
+			charges = append(charges, ids...)
+			next = ""
+			if m := nextLinkRE.FindStringSubmatch(body); m != nil {
+				next = html.UnescapeString(m[1])
+			}
+			pages++
+		}
+		require.Equal(t, 2, pages)
+		slices.SortFunc(want, func(x, y string) int { // newest first, then by id descending
+			px, _ := e.store.FindPaymentByID(ctx, x)
+			py, _ := e.store.FindPaymentByID(ctx, y)
+			if c := py.CreatedAt.Compare(px.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(y, x)
+		})
+		require.Equal(t, want, charges)
+		status, _, _ = ann.get(e.url + "/cabinet/subscriptions/" + subA.ID + "?after=nonsense")
+		require.Equal(t, http.StatusBadRequest, status)
 
 		bob := e.signedInAdmin(t, "bob@example.com", e.aKey.ID, e.bKey.ID)
 		status, body, _ = bob.get(e.url + "/cabinet/subscriptions/" + subA.ID)

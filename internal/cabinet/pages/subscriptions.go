@@ -91,12 +91,14 @@ type subscriptionRow struct {
 }
 
 // subKeyNow is the time by the key's clock (docs/design/decisions.md
-// section 14: a sandbox key's own clock; the real time in production).
-func subKeyNow(k merchant.Key, now time.Time) time.Time {
-	if k.Environment == merchant.Sandbox {
-		now = now.Add(k.ClockOffset)
+// section 14: a sandbox key's own clock; the real time in production),
+// and that time written out when it is not the real time ("" otherwise).
+func subKeyNow(k merchant.Key, now time.Time) (time.Time, string) {
+	if k.Environment != merchant.Sandbox || k.ClockOffset == 0 {
+		return now.UTC(), ""
 	}
-	return now.UTC()
+	now = now.Add(k.ClockOffset).UTC()
+	return now, stamp(now)
 }
 
 func subscriptionRowOf(s *subscription.Subscription, now time.Time) subscriptionRow {
@@ -199,10 +201,8 @@ func (pg *Pages) SubscriptionsPage() http.Handler {
 			link.Set("after", subAfterValue(last.CreatedAt, last.ID))
 			v.Next = "/cabinet/subscriptions?" + link.Encode()
 		}
-		now := subKeyNow(v.Key, pg.users.Now())
-		if v.Key.Environment == merchant.Sandbox && v.Key.ClockOffset != 0 {
-			v.KeyNow = stamp(now)
-		}
+		now, shown := subKeyNow(v.Key, pg.users.Now())
+		v.KeyNow = shown
 		for _, s := range list {
 			v.Rows = append(v.Rows, subscriptionRowOf(s, now))
 		}
@@ -288,11 +288,8 @@ func (pg *Pages) subscriptionOf(w http.ResponseWriter, r *http.Request, u *cabin
 // of its payments.
 func (pg *Pages) showSubscription(w http.ResponseWriter, r *http.Request, status int, v subscriptionView) {
 	s := v.S
-	now := subKeyNow(v.Key, pg.users.Now())
-	v.Row, v.Created, v.Updated = subscriptionRowOf(s, now), stamp(s.CreatedAt), stamp(s.UpdatedAt)
-	if v.Key.Environment == merchant.Sandbox && v.Key.ClockOffset != 0 {
-		v.KeyNow = stamp(now)
-	}
+	now, shown := subKeyNow(v.Key, pg.users.Now())
+	v.Row, v.Created, v.Updated, v.KeyNow = subscriptionRowOf(s, now), stamp(s.CreatedAt), stamp(s.UpdatedAt), shown
 	if v.User.Role.CanChange() {
 		for _, a := range []subscription.Action{subscription.Pause, subscription.Resume, subscription.Cancel} {
 			if _, ok := a.Allows(s.Status); ok {
