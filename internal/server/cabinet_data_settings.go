@@ -1,5 +1,68 @@
 package server
 
+import (
+	"context"
+
+	"github.com/paygate/paygate/internal/allowance"
+	"github.com/paygate/paygate/internal/cabinet/pages"
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/merchant"
+)
+
 // cabinetSettings adapts the store and the domain services to what the cabinet's
-// allowances and channels pages read and change (docs/cabinet.md).
+// allowances and channels pages read (pages.SettingsData; docs/cabinet.md,
+// "Allowances" and "Channels"). Read-only; nothing is cached.
 type cabinetSettings struct{ s *Server }
+
+var _ pages.SettingsData = cabinetSettings{}
+
+// Allowances are the figures listLimits (GET /limits) answers, at the
+// key's clock: the allowance day is the UTC date of the key's time
+// (docs/design/decisions.md sections 12 and 14).
+func (c cabinetSettings) Allowances(ctx context.Context, key merchant.Key) (pages.AllowanceDay, error) {
+	offset := key.ClockOffset
+	if key.Environment != merchant.Sandbox {
+		offset = 0
+	}
+	now := c.s.keyNow(clock.With(ctx, offset))
+	d := pages.AllowanceDay{Now: now}
+	settings, err := c.s.store.ListAllowances(ctx, key.ID)
+	if err != nil {
+		return d, err
+	}
+	for _, set := range settings {
+		u, err := c.s.store.AllowanceUsage(ctx, key.ID, set.Allowance, set.Currency, allowance.Day(now))
+		if err != nil {
+			return d, err
+		}
+		d.Items = append(d.Items, allowance.FiguresOf(set, u, now))
+	}
+	return d, nil
+}
+
+// Channels are the key's channels as listPaymentChannels (GET
+// /payment-channels) shows them, with their provider profile's
+// capabilities. A channel holds no provider secret.
+func (c cabinetSettings) Channels(ctx context.Context, keyID string) ([]pages.ChannelInfo, error) {
+	chs, err := c.s.store.ChannelsForKey(ctx, keyID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pages.ChannelInfo, 0, len(chs))
+	for _, ch := range chs {
+		info := pages.ChannelInfo{ID: ch.ID, Alias: ch.Alias, PaymentMethods: ch.PaymentMethods,
+			Currencies: ch.Currencies, CheckoutMode: ch.CheckoutMode}
+		if c.s.payments != nil && c.s.payments.Providers != nil {
+			if prov, err := c.s.payments.Providers.Provider(ch.Provider); err == nil {
+				if caps, err := prov.Capabilities(ch.Profile); err == nil {
+					info.Capabilities = make([]string, len(caps))
+					for i, cp := range caps {
+						info.Capabilities[i] = string(cp)
+					}
+				}
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
