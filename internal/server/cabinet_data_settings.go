@@ -5,7 +5,6 @@ import (
 
 	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/cabinet/pages"
-	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/merchant"
 )
 
@@ -20,11 +19,7 @@ var _ pages.SettingsData = cabinetSettings{}
 // key's clock: the allowance day is the UTC date of the key's time
 // (docs/design/decisions.md sections 12 and 14).
 func (c cabinetSettings) Allowances(ctx context.Context, key merchant.Key) (pages.AllowanceDay, error) {
-	offset := key.ClockOffset
-	if key.Environment != merchant.Sandbox {
-		offset = 0
-	}
-	now := c.s.keyNow(clock.With(ctx, offset))
+	now := c.s.keyNow(keyClock(ctx, key))
 	d := pages.AllowanceDay{Now: now}
 	settings, err := c.s.store.ListAllowances(ctx, key.ID)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/paygate/paygate/internal/cabinet/pages"
-	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
@@ -61,11 +60,7 @@ func (c cabinetSubscriptions) ActOnSubscription(ctx context.Context, key merchan
 	if c.s.subscriptions == nil {
 		return nil, fault.New(fault.NotFound, "subscriptions are not served here")
 	}
-	offset := key.ClockOffset
-	if key.Environment != merchant.Sandbox {
-		offset = 0
-	}
-	ctx = clock.With(ctx, offset)
+	ctx = keyClock(ctx, key)
 	var sub *subscription.Subscription
 	err := c.s.store.InTx(ctx, func(tx *store.Tx) error {
 		var err error

@@ -5,8 +5,6 @@ import (
 	"errors"
 
 	"github.com/paygate/paygate/internal/cabinet/pages"
-	"github.com/paygate/paygate/internal/clock"
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -106,11 +104,7 @@ func (c cabinetWebhooks) Resend(ctx context.Context, keyID, eventID, endpointID 
 	if err != nil {
 		return 0, err
 	}
-	if key.Environment == merchant.Sandbox {
-		ctx = clock.With(ctx, key.ClockOffset)
-	} else {
-		ctx = clock.With(ctx, 0)
-	}
+	ctx = keyClock(ctx, key)
 	var only *string
 	if endpointID != "" {
 		only = &endpointID

@@ -392,12 +392,10 @@ var _ = template.Must(tmpl.Parse(`
 {{define "subscriptions"}}{{template "head" .}}{{template "nav" .}}<h1>Subscriptions</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/subscriptions" class="filters">
-{{if gt (len .Keys) 1}}<label for="key">Key</label><select id="key" name="key">
-{{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select>{{end}}
-<label for="status">Status</label><select id="status" name="status"><option value="">any</option>
-{{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select>
-<button type="submit">Show</button></form>
+{{template "cards-key-field" .}}
+<div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
+{{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>
+<div class="actions"><button type="submit">Show</button> <a href="/cabinet/subscriptions{{.KeyParam}}">Clear</a></div></form>
 {{if .KeyNow}}<p data-key-clock>This key's sandbox clock reads {{.KeyNow}}.</p>{{end}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Status</th><th>Amount</th><th>Every</th><th>Next run (UTC)</th><th>Failed attempts</th><th>Last decline</th></tr></thead><tbody>
 {{range .Rows}}<tr data-subscription="{{.ID}}"><td><a href="/cabinet/subscriptions/{{.ID}}">{{.Created}}</a><br><small><code>{{.ID}}</code></small></td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Every}}</td><td>{{.NextRun}}{{if .Until}} <small>({{.Until}})</small>{{end}}</td><td class="num">{{.FailedAttempts}}</td><td>{{.LastDecline}}</td></tr>
