@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet"
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/verification"
@@ -253,24 +252,20 @@ func (pg *Pages) activityPage(k activityKind) http.Handler {
 			pg.notFound(w, "These pages are not served here.")
 			return
 		}
-		base, ok := pg.scope(w, r, u, csrf, k.title)
-		if !ok {
-			return
-		}
 		it, err := k.find(r.Context(), pg.d.Activity, r.PathValue("id"))
 		if err != nil {
 			pg.fail(w, err)
 			return
 		}
-		i := -1
-		if it != nil && owns(u, it.keyID) {
-			i = slices.IndexFunc(base.Keys, func(key merchant.Key) bool { return key.ID == it.keyID })
-		}
-		if i < 0 {
-			pg.notFound(w, "No such "+strings.ToLower(k.one)+" among your keys.")
+		missing := "No such " + strings.ToLower(k.one) + " among your keys."
+		if it == nil {
+			pg.notFound(w, missing)
 			return
 		}
-		base.Key, base.Title = base.Keys[i], k.one+" "+it.ID
+		base, ok := pg.scopeOf(w, r, u, csrf, k.one+" "+it.ID, it.keyID, missing)
+		if !ok {
+			return
+		}
 		events, err := pg.d.Activity.ResourceEvents(r.Context(), it.keyID, it.ID)
 		if err != nil {
 			pg.fail(w, err)
@@ -281,7 +276,7 @@ func (pg *Pages) activityPage(k activityKind) http.Handler {
 }
 
 var _ = template.Must(tmpl.Parse(`
-{{define "activity-filter"}}<form method="get" action="{{.Path}}" class="filters">{{template "cards-key-field" .}}
+{{define "activity-filter"}}<form method="get" action="{{.Path}}" class="filters">{{template "key-field" .}}
 <div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
 {{range .Statuses}}<option{{if eq . $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>
 <div class="actions"><button type="submit">Show</button> <a href="{{.Path}}{{.KeyParam}}">Clear</a></div></form>{{end}}

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet"
@@ -146,67 +143,11 @@ func (pg *Pages) DeleteCard() http.Handler {
 	})
 }
 
-// The lists of this file and activity.go page as the payments list does:
-// "?after=<unixmicro>_<id>" names the last row of the previous page.
-
-// keysetAfter reads a list's "after" parameter; ok false: it is not one
-// a list wrote. "" is the first page.
-func keysetAfter(s string) (*time.Time, string, bool) {
-	if s == "" {
-		return nil, "", true
-	}
-	micros, id, ok := strings.Cut(s, "_")
-	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, "", false
-	}
-	t := time.UnixMicro(n).UTC()
-	return &t, id, true
-}
-
-// keysetLinks are a list's "Newest" link (when not on the first page) and
-// its "Older" link (when more rows follow the page's last).
-func keysetLinks(path string, link url.Values, paged, more bool, lastCreated time.Time, lastID string) (first, next string) {
-	if paged {
-		first = path + "?" + link.Encode()
-	}
-	if more {
-		link.Set("after", strconv.FormatInt(lastCreated.UnixMicro(), 10)+"_"+lastID)
-		next = path + "?" + link.Encode()
-	}
-	return first, next
-}
-
-// listLink is the query that keeps a list's key and filters (pairs of
-// name and value; empty values are left out).
-func listLink(v view, pairs ...string) url.Values {
-	link := url.Values{}
-	if len(v.Keys) > 1 {
-		link.Set("key", v.Key.ID)
-	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i+1] != "" {
-			link.Set(pairs[i], pairs[i+1])
-		}
-	}
-	return link
-}
-
-func (pg *Pages) badLink(w http.ResponseWriter) {
-	pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
-}
-
-func utcMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
-
 var _ = template.Must(tmpl.Parse(`
-{{define "cards-key-field"}}{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
-{{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select></div>{{end}}{{end}}
-
 {{define "cards"}}{{template "head" .}}{{template "nav" .}}<h1>Saved cards</h1>
 {{if .Message}}<p role="status" data-done="deleted">{{.Message}}</p>{{end}}
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
-<form method="get" action="/cabinet/cards" class="filters">{{template "cards-key-field" .}}
+<form method="get" action="/cabinet/cards" class="filters">{{template "key-field" .}}
 <div><label for="customer_reference">Customer reference (exact)</label><input id="customer_reference" name="customer_reference" value="{{.CustomerReference}}" maxlength="128"></div>
 <div class="actions"><button type="submit">Show</button> <a href="/cabinet/cards{{.KeyParam}}">Clear</a></div></form>
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Customer</th><th>Card</th><th>Scheme</th><th>Expires</th><th>Created (UTC)</th>{{if .CanDelete}}<th></th>{{end}}</tr></thead><tbody>

@@ -168,15 +168,9 @@ func (pg *Pages) PaymentsPage() http.Handler {
 		}
 		f, link := v.filter(r.URL.Query())
 		f.Limit = pageSize + 1
-		if after := r.URL.Query().Get("after"); after != "" {
-			micros, id, ok := strings.Cut(after, "_")
-			n, err := strconv.ParseInt(micros, 10, 64)
-			if !ok || err != nil || id == "" {
-				pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
-				return
-			}
-			t := time.UnixMicro(n).UTC()
-			f.AfterCreated, f.AfterID = &t, id
+		if f.AfterCreated, f.AfterID, ok = keysetAfter(r.URL.Query().Get("after")); !ok {
+			pg.badLink(w)
+			return
 		}
 		list, err := pg.payments.ListPayments(r.Context(), f)
 		if err != nil {
@@ -191,7 +185,7 @@ func (pg *Pages) PaymentsPage() http.Handler {
 		if len(list) > pageSize {
 			list = list[:pageSize]
 			last := list[len(list)-1]
-			link.Set("after", strconv.FormatInt(last.CreatedAt.UnixMicro(), 10)+"_"+last.ID)
+			link.Set("after", afterValue(last.CreatedAt, last.ID))
 			v.Next = "/cabinet/payments?" + link.Encode()
 		}
 		for _, p := range list {
@@ -416,9 +410,7 @@ var _ = template.Must(tmpl.Parse(`
 {{define "payments"}}{{template "head" .}}{{template "nav" .}}<h1>Payments</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/payments" class="filters">
-{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
-{{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select></div>{{end}}
+{{template "key-field" .}}
 <div><label for="q">Id, order id or customer</label><input id="q" name="q" value="{{.Search}}"></div>
 <div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
 {{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet"
@@ -135,25 +134,6 @@ func subUntil(t, now time.Time) string {
 	}
 }
 
-// subAfter reads ?after=<unixmicro>_<id>; ok false: present but not
-// valid.
-func subAfter(s string) (*time.Time, string, bool) {
-	if s == "" {
-		return nil, "", true
-	}
-	micros, id, ok := strings.Cut(s, "_")
-	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, "", false
-	}
-	t := time.UnixMicro(n).UTC()
-	return &t, id, true
-}
-
-func subAfterValue(t time.Time, id string) string {
-	return strconv.FormatInt(t.UnixMicro(), 10) + "_" + id
-}
-
 // SubscriptionsPage is GET /cabinet/subscriptions: one granted key's
 // subscriptions, newest first, a keyset page at a time, by status.
 func (pg *Pages) SubscriptionsPage() http.Handler {
@@ -176,7 +156,7 @@ func (pg *Pages) SubscriptionsPage() http.Handler {
 		if s := q.Get("status"); slices.Contains(subscription.Statuses, subscription.Status(s)) {
 			f.Status, v.Status = s, s
 		}
-		if f.AfterCreated, f.AfterID, ok = subAfter(q.Get("after")); !ok {
+		if f.AfterCreated, f.AfterID, ok = keysetAfter(q.Get("after")); !ok {
 			pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
 			return
 		}
@@ -198,7 +178,7 @@ func (pg *Pages) SubscriptionsPage() http.Handler {
 		if len(list) > pageSize {
 			list = list[:pageSize]
 			last := list[len(list)-1]
-			link.Set("after", subAfterValue(last.CreatedAt, last.ID))
+			link.Set("after", afterValue(last.CreatedAt, last.ID))
 			v.Next = "/cabinet/subscriptions?" + link.Encode()
 		}
 		now, shown := subKeyNow(v.Key, pg.users.Now())
@@ -264,23 +244,14 @@ func (pg *Pages) subscriptionOf(w http.ResponseWriter, r *http.Request, u *cabin
 		pg.fail(w, err)
 		return subscriptionView{}, false
 	}
-	// Another key's subscription is as unknown as a missing one
-	// (docs/design/decisions.md section 13).
-	if s == nil || !owns(u, s.AccessKeyID) {
+	if s == nil {
 		pg.notFound(w, "No such subscription among your keys.")
 		return subscriptionView{}, false
 	}
-	base, ok := pg.scope(w, r, u, csrf, "Subscription "+s.ID)
+	base, ok := pg.scopeOf(w, r, u, csrf, "Subscription "+s.ID, s.AccessKeyID, "No such subscription among your keys.")
 	if !ok {
 		return subscriptionView{}, false
 	}
-	// The page shows the subscription's key, whatever ?key= said.
-	i := slices.IndexFunc(base.Keys, func(k merchant.Key) bool { return k.ID == s.AccessKeyID })
-	if i < 0 { // the grant was taken away since the session was read
-		pg.notFound(w, "No such subscription among your keys.")
-		return subscriptionView{}, false
-	}
-	base.Key = base.Keys[i]
 	return subscriptionView{view: base, S: s}, true
 }
 
@@ -316,7 +287,7 @@ func (pg *Pages) showSubscription(w http.ResponseWriter, r *http.Request, status
 	}
 	q := ChargeQuery{Limit: pageSize + 1}
 	var ok bool
-	if q.AfterCreated, q.AfterID, ok = subAfter(r.URL.Query().Get("after")); !ok {
+	if q.AfterCreated, q.AfterID, ok = keysetAfter(r.URL.Query().Get("after")); !ok {
 		pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
 		return
 	}
@@ -332,7 +303,7 @@ func (pg *Pages) showSubscription(w http.ResponseWriter, r *http.Request, status
 	if len(list) > pageSize {
 		list = list[:pageSize]
 		last := list[len(list)-1]
-		v.Next = here + "?" + url.Values{"after": {subAfterValue(last.CreatedAt, last.ID)}}.Encode()
+		v.Next = here + "?" + url.Values{"after": {afterValue(last.CreatedAt, last.ID)}}.Encode()
 	}
 	for _, p := range list {
 		c := chargeRow{ID: p.ID, Created: p.CreatedAt.UTC().Format("2006-01-02 15:04"), Status: string(p.Status),
@@ -392,7 +363,7 @@ var _ = template.Must(tmpl.Parse(`
 {{define "subscriptions"}}{{template "head" .}}{{template "nav" .}}<h1>Subscriptions</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/subscriptions" class="filters">
-{{template "cards-key-field" .}}
+{{template "key-field" .}}
 <div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>
 {{range .Statuses}}<option{{if eq (print .) $.Status}} selected{{end}}>{{.}}</option>{{end}}</select></div>
 <div class="actions"><button type="submit">Show</button> <a href="/cabinet/subscriptions{{.KeyParam}}">Clear</a></div></form>

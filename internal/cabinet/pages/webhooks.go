@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/cabinet"
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -192,13 +191,9 @@ func (pg *Pages) EventsPage() http.Handler {
 				v.Problem = "A resource id has at most 64 characters; the one given was left out."
 			}
 		}
-		if after := q.Get("after"); after != "" {
-			t, id, ok := afterParam(after)
-			if !ok {
-				pg.render(w, http.StatusBadRequest, "message", view{Title: "Bad link", Message: "This page link is not valid."})
-				return
-			}
-			f.AfterCreated, f.AfterID = &t, id
+		if f.AfterCreated, f.AfterID, ok = keysetAfter(q.Get("after")); !ok {
+			pg.badLink(w)
+			return
 		}
 		list, err := pg.d.Webhooks.Events(r.Context(), f)
 		if err != nil {
@@ -220,7 +215,7 @@ func (pg *Pages) EventsPage() http.Handler {
 		if len(list) > pageSize {
 			list = list[:pageSize]
 			last := list[len(list)-1]
-			link.Set("after", strconv.FormatInt(last.CreatedAt.UnixMicro(), 10)+"_"+last.ID)
+			link.Set("after", afterValue(last.CreatedAt, last.ID))
 			v.Next = "/cabinet/events?" + link.Encode()
 		}
 		for _, e := range list {
@@ -229,16 +224,6 @@ func (pg *Pages) EventsPage() http.Handler {
 		}
 		pg.renderData(w, http.StatusOK, "events", v)
 	})
-}
-
-// afterParam reads a keyset page link's "after": <unixmicro>_<id>.
-func afterParam(s string) (time.Time, string, bool) {
-	micros, id, ok := strings.Cut(s, "_")
-	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" {
-		return time.Time{}, "", false
-	}
-	return time.UnixMicro(n).UTC(), id, true
 }
 
 // deliverySummary says how an event's deliveries fare: "1 succeeded, 1
@@ -309,21 +294,14 @@ func (pg *Pages) event(w http.ResponseWriter, r *http.Request, u *cabinet.User, 
 		pg.fail(w, err)
 		return eventView{}, false
 	}
-	if e == nil || !owns(u, e.KeyID) {
+	if e == nil {
 		pg.notFound(w, "No such event among your keys.")
 		return eventView{}, false
 	}
-	base, ok := pg.scope(w, r, u, csrf, "Event "+e.ID)
+	base, ok := pg.scopeOf(w, r, u, csrf, "Event "+e.ID, e.KeyID, "No such event among your keys.")
 	if !ok {
 		return eventView{}, false
 	}
-	// The navigation keeps the event's key; grants were read just now.
-	i := slices.IndexFunc(base.Keys, func(k merchant.Key) bool { return k.ID == e.KeyID })
-	if i < 0 {
-		pg.notFound(w, "No such event among your keys.")
-		return eventView{}, false
-	}
-	base.Key = base.Keys[i]
 	v := eventView{view: base, Event: e, Created: stamp(e.CreatedAt), Payload: pretty(e.Body),
 		Payment: e.ResourceType == "payment"}
 	if v.Deliveries, err = pg.d.Webhooks.Deliveries(ctx, e); err != nil {
@@ -414,9 +392,7 @@ var _ = template.Must(tmpl.Parse(`
 {{define "events"}}{{template "head" .}}{{template "nav" .}}<h1>Events</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 <form method="get" action="/cabinet/events" class="filters">
-{{if gt (len .Keys) 1}}<div><label for="key">Key</label><select id="key" name="key">
-{{range .Keys}}<option value="{{.ID}}"{{if eq .ID $.Key.ID}} selected{{end}}>{{.Name}} ({{.Environment}})</option>{{end}}
-</select></div>{{end}}
+{{template "key-field" .}}
 <div><label for="type">Type (exact, e.g. payment.succeeded)</label><input id="type" name="type" value="{{.Type}}"></div>
 <div><label for="resource_id">Resource id (exact)</label><input id="resource_id" name="resource_id" value="{{.ResourceID}}"></div>
 <div class="actions"><button type="submit">Show</button> <a href="/cabinet/events{{.KeyParam}}">Clear</a></div></form>
