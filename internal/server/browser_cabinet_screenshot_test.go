@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // seedMonth stores n payments of the key spread over the last 30 days, in
@@ -67,8 +68,17 @@ func TestCabinetScreenshots(t *testing.T) {
 		t.Skip("set PAYGATE_SCREENSHOTS=1 to save docs/images/cabinet-*.png")
 	}
 	e := newEnv(t, storetest.Databases(t)[0], options{work: true})
+	rc := newReceiver(t, ok)
+	e.addEndpoint(e.a, rc.URL)
 	paid := e.direct(e.a, orderBody("10999", "customer-042"))
 	seedMonth(t, e, e.aKey.ID, 900)
+	for _, ref := range []string{"customer-042", "customer-107", "customer-288"} {
+		savedCard(t, e, e.aKey.ID, ref)
+	}
+	events, err := e.store.ListEvents(context.Background(), e.aKey.ID, store.EventFilter{ResourceID: paid.PaymentID, Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	e.drive(time.Second, func() bool { return e.deliveryStatus(events[0].ID) == webhook.Succeeded })
 
 	shots := []struct {
 		name, path string
@@ -79,6 +89,9 @@ func TestCabinetScreenshots(t *testing.T) {
 		{"payments-phone", "/cabinet/payments", 390, 844, true},
 		{"payment", "/cabinet/payments/" + paid.PaymentID, 1280, 900, false},
 		{"totals", "/cabinet/payments/totals", 1280, 500, false},
+		{"cards", "/cabinet/cards", 1280, 600, false},
+		{"events", "/cabinet/events", 1280, 700, false},
+		{"event", "/cabinet/events/" + events[0].ID, 1280, 900, false},
 	}
 	ctx := newTab(t)
 	e.setUpInBrowser(t, ctx, "ada@example.com", cabinet.Admin, e.aKey.ID)

@@ -17,7 +17,7 @@ svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1re
 nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.75rem 0}form.inline{display:inline}form.inline button{margin-top:0;padding:.25rem .75rem}
 form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:0 1rem;align-items:end}
 form.filters label{margin-top:.5rem}form.filters .actions{display:flex;gap:1rem;align-items:center}
-.dot{white-space:nowrap;margin-right:.75rem}form.narrow{max-width:28rem}`
+.dot{white-space:nowrap;margin-right:.75rem}pre{background:#f6f6f6;padding:.75rem;max-height:28rem;overflow:auto}form.narrow{max-width:28rem}`
 
 // styleHash is style's CSP source: 'sha256-…'.
 var styleHash = func() string {
