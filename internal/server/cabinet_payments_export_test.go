@@ -106,3 +106,19 @@ func TestCabinetPaymentsExportAndTotals(t *testing.T) {
 		}
 	})
 }
+
+// TestCabinetPageWeight keeps the payments page light (docs/cabinet.md,
+// Payments): a full page of 50 rows with a 30-day chart, its one inline
+// style sheet included, no script and nothing else to load.
+func TestCabinetPageWeight(t *testing.T) {
+	e := newEnv(t, storetest.Databases(t)[0], options{})
+	seedMonth(t, e, e.aKey.ID, 900)
+	ann := e.signedInStaff(t, "ann@example.com", e.aKey.ID)
+	status, body, _ := ann.get(e.url + "/cabinet/payments")
+	require.Equal(t, http.StatusOK, status)
+	require.Len(t, paymentIDs(body), 50)
+	require.NotContains(t, body, "<script")
+	require.NotRegexp(t, `(?:src|href)="/assets/`, body)
+	t.Logf("cabinet payments page: %d bytes, %d gzipped", len(body), gzipped(body))
+	require.Less(t, len(body), 96<<10, "the payments page grew past 96 KiB")
+}
