@@ -34,7 +34,7 @@ func activityPage(table, columns, keyID string, f ActivityFilter) (string, []any
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
 		n := len(args)
-		query += fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n)
+		query += fmt.Sprintf(" AND (created_at, id) < ($%d, $%d)", n-1, n)
 	}
 	args = append(args, f.Limit)
 	return query + fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT $%d", len(args)), args

@@ -40,7 +40,7 @@ func paymentWhere(keyID string, f PaymentFilter) (string, []any) {
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
 		n := len(args)
-		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n))
+		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", n-1, n))
 	}
 	return strings.Join(where, " AND "), args
 }

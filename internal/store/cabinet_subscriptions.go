@@ -35,7 +35,7 @@ func (q Queries) ListSubscriptions(ctx context.Context, keyID string, f Subscrip
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
 		n := len(args)
-		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n))
+		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", n-1, n))
 	}
 	args = append(args, f.Limit)
 	rows, err := q.q.QueryContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE `+
@@ -77,7 +77,7 @@ func (q Queries) SubscriptionPayments(ctx context.Context, keyID, subscriptionID
 	if f.AfterCreated != nil {
 		args = append(args, micros(*f.AfterCreated), f.AfterID)
 		n := len(args)
-		after = fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%d AND id < $%d))", n-1, n-1, n)
+		after = fmt.Sprintf(" AND (created_at, id) < ($%d, $%d)", n-1, n)
 	}
 	args = append(args, f.Limit)
 	limit := "$" + strconv.Itoa(len(args))

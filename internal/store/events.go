@@ -99,11 +99,11 @@ func (q Queries) ListEvents(ctx context.Context, keyID string, f EventFilter) ([
 	order := "DESC"
 	if f.AfterCreated != nil {
 		c := micros(*f.AfterCreated)
-		add("(created_at < ? OR (created_at = ? AND id < ?))", c, c, f.AfterID)
+		add("(created_at, id) < (?, ?)", c, f.AfterID)
 	}
 	if f.SinceCreated != nil {
 		c := micros(*f.SinceCreated)
-		add("(created_at > ? OR (created_at = ? AND id > ?))", c, c, f.SinceID)
+		add("(created_at, id) > (?, ?)", c, f.SinceID)
 		order = "ASC"
 	}
 	args = append(args, f.Limit)

@@ -11,8 +11,12 @@ CREATE INDEX payouts_by_key_status ON payouts (access_key_id, status, created_at
 CREATE INDEX subscriptions_by_key_created ON subscriptions (access_key_id, created_at, id);
 CREATE INDEX subscriptions_by_key_status ON subscriptions (access_key_id, status, created_at, id);
 CREATE INDEX events_by_key_type ON events (access_key_id, type, created_at, id);
+-- Saved cards of one payer, newest first (saved_cards_by_customer has no
+-- order columns).
+CREATE INDEX saved_cards_by_customer_created ON saved_cards (access_key_id, customer_reference, created_at, id);
 
 -- +goose Down
+DROP INDEX saved_cards_by_customer_created;
 DROP INDEX events_by_key_type;
 DROP INDEX subscriptions_by_key_status;
 DROP INDEX subscriptions_by_key_created;
