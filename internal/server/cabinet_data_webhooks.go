@@ -96,9 +96,10 @@ func (c cabinetWebhooks) Deliveries(ctx context.Context, e *pages.LoggedEvent) (
 }
 
 // Resend does what resendEvent (POST /api/v1/events/{id}/resend) does, in
-// one transaction, at the key's clock (docs/design/decisions.md section
-// 14), as a request signed with the key would; unlike the API, a resend
-// that would reach no endpoint is refused (pages.ErrNoEndpoint).
+// one transaction with the key's clock in the context, as a request signed
+// with the key would have (the delivery itself keeps real time,
+// docs/design/decisions.md section 14); unlike the API, a resend that
+// would reach no endpoint is refused (pages.ErrNoEndpoint).
 func (c cabinetWebhooks) Resend(ctx context.Context, keyID, eventID, endpointID string) (int, error) {
 	key, err := c.s.store.FindKeyByID(ctx, keyID)
 	if err != nil {

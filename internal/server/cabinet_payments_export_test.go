@@ -9,12 +9,14 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -90,6 +92,23 @@ func TestCabinetPaymentsExportAndTotals(t *testing.T) {
 				require.Contains(t, body, "No payment matches.")
 			}
 		}
+
+		// At the key's clock: a hosted session whose expiry key A's clock
+		// has passed is exported as expired, as the signed export says,
+		// before any job has expired it.
+		open := createSession(t, e.a, `{"order_id":"clocked","amount_minor":500,"currency":"USD","expires_in_seconds":300}`)
+		require.NoError(t, e.store.InTx(t.Context(), func(tx *store.Tx) error {
+			return tx.SetKeyClockOffset(t.Context(), e.aKey.ID, time.Hour)
+		}))
+		resp, err := ann.c.Get(e.url + "/cabinet/payments/export?q=clocked")
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		want := exportCSV(t, e.a, "?order_id=clocked")
+		require.Equal(t, string(want.Body), string(got))
+		require.Contains(t, string(got), open.PaymentID+",")
+		require.Contains(t, string(got), ",expired,")
 
 		// Key B's payments: not by a key parameter, not without a session.
 		for _, path := range []string{"/cabinet/payments/export?key=" + e.bKey.ID, "/cabinet/payments/totals?key=" + e.bKey.ID} {

@@ -252,7 +252,7 @@ func (pg *Pages) activityPage(k activityKind) http.Handler {
 			pg.notFound(w, "These pages are not served here.")
 			return
 		}
-		it, err := k.find(r.Context(), pg.d.Activity, r.PathValue("id"))
+		it, err := k.find(r.Context(), pg.d.Activity, pathID(r))
 		if err != nil {
 			pg.fail(w, err)
 			return

@@ -79,6 +79,9 @@ func (pg *Pages) CardsPage() http.Handler {
 			base.Message = deletedMessage
 		}
 		v := cardsView{view: base, CanDelete: u.Role.CanChange(), CustomerReference: q.Get("customer_reference")}
+		if !storable(v.CustomerReference) {
+			v.CustomerReference = "" // not text: left out, as no filter
+		}
 		if v.Key.ID == "" {
 			pg.renderData(w, http.StatusOK, "cards", v)
 			return
@@ -128,7 +131,7 @@ func (pg *Pages) DeleteCard() http.Handler {
 		found := false
 		if v.Key.ID != "" {
 			var err error
-			if found, err = pg.d.Cards.DeleteCard(r.Context(), v.Key, r.PathValue("id")); err != nil {
+			if found, err = pg.d.Cards.DeleteCard(r.Context(), v.Key, pathID(r)); err != nil {
 				pg.fail(w, err)
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/merchant"
@@ -25,7 +26,7 @@ func keysetAfter(s string) (*time.Time, string, bool) {
 	}
 	micros, id, ok := strings.Cut(s, "_")
 	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" {
+	if !ok || err != nil || id == "" || len(id) > maxID || !storable(id) {
 		return nil, "", false
 	}
 	t := time.UnixMicro(n).UTC()
@@ -65,6 +66,35 @@ func (pg *Pages) badLink(w http.ResponseWriter) {
 }
 
 func utcMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+// storable reports whether s can reach the database as text: PostgreSQL
+// refuses invalid UTF-8 and NUL (SQLSTATE 22021), which would otherwise be
+// a 500 page.
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// maxID bounds an id read from a path or a link; every resource id is
+// shorter.
+const maxID = 64
+
+// pathID is the path's {id} when it could name a resource, else "", which
+// every store lookup answers as missing: a 404 page, as for an unknown id.
+func pathID(r *http.Request) string {
+	id := r.PathValue("id")
+	if len(id) > maxID || !storable(id) {
+		return ""
+	}
+	return id
+}
+
+// keyOffset is how far the key's clock runs ahead of real time: its
+// sandbox clock's offset, zero in production (docs/design/decisions.md
+// section 14).
+func keyOffset(k merchant.Key) time.Duration {
+	if k.Environment != merchant.Sandbox {
+		return 0
+	}
+	return k.ClockOffset
+}
 
 // afterValue is the "after" of a page whose last row is (t, id).
 func afterValue(t time.Time, id string) string {

@@ -191,7 +191,7 @@ func (pg *Pages) PaymentsPage() http.Handler {
 		for _, p := range list {
 			v.Rows = append(v.Rows, row(p))
 		}
-		start, end := chartRange(f.From, f.Before, pg.users.Now().Add(v.Key.ClockOffset).UTC())
+		start, end := chartRange(f.From, f.Before, pg.users.Now().Add(keyOffset(v.Key)).UTC())
 		counts, err := pg.payments.PaymentsPerDay(r.Context(), v.Key.ID, f.Status, start, end)
 		if err != nil {
 			pg.fail(w, err)
@@ -207,12 +207,19 @@ func (pg *Pages) PaymentsPage() http.Handler {
 // them (and the key when the user has several).
 func (v *paymentsView) filter(q url.Values) (PaymentQuery, url.Values) {
 	f := PaymentQuery{KeyID: v.Key.ID, Search: strings.TrimSpace(q.Get("q"))}
+	badSearch := !storable(f.Search)
+	if badSearch {
+		f.Search = ""
+	}
 	v.Search = f.Search
 	if s := q.Get("status"); slices.Contains(statuses, payment.Status(s)) {
 		f.Status, v.Status = s, s
 	}
 	from, to, problem := dates(q.Get("from"), q.Get("to"))
 	v.Problem = problem
+	if badSearch {
+		v.Problem = "The search is not text (invalid UTF-8 or a NUL) and was left out."
+	}
 	if from != nil {
 		f.From, v.From = from, from.Format(dateLayout)
 	}
@@ -370,15 +377,17 @@ func (pg *Pages) PaymentPage() http.Handler {
 			pg.notFound(w, "These pages are not served here.")
 			return
 		}
-		p, err := pg.payments.FindPayment(r.Context(), r.PathValue("id"))
+		p, err := pg.payments.FindPayment(r.Context(), pathID(r))
 		if err != nil {
 			pg.fail(w, err)
 			return
 		}
-		// Another key's payment is as unknown as a missing one
-		// (docs/design/decisions.md section 13).
-		if p == nil || !owns(u, p.AccessKeyID) {
+		if p == nil {
 			pg.notFound(w, "No such payment among your keys.")
+			return
+		}
+		base, ok := pg.scopeOf(w, r, u, csrf, "Payment "+p.ID, p.AccessKeyID, "No such payment among your keys.")
+		if !ok {
 			return
 		}
 		d, err := pg.payments.PaymentDetail(r.Context(), p)
@@ -387,7 +396,7 @@ func (pg *Pages) PaymentPage() http.Handler {
 			return
 		}
 		f := func(n int64) string { return money.Format(n, p.Currency) }
-		pg.renderData(w, http.StatusOK, "payment", detailView{view: view{Style: template.CSS(style), Title: "Payment " + p.ID, User: u, CSRF: csrf},
+		pg.renderData(w, http.StatusOK, "payment", detailView{view: base,
 			P: p, Amount: f(p.AmountMinor), Captured: f(p.CapturedAmountMinor), Refunded: f(p.RefundedAmountMinor),
 			Created: stamp(p.CreatedAt), Updated: stamp(p.UpdatedAt), Operations: d.Operations, Refunds: d.Refunds,
 			Events: d.Events, Money: f})

@@ -34,7 +34,7 @@ func (pg *Pages) ExportPayments() http.Handler {
 		}
 		v := paymentsView{view: base}
 		f, _ := v.filter(r.URL.Query())
-		ctx := clock.With(r.Context(), base.Key.ClockOffset)
+		ctx := clock.With(r.Context(), keyOffset(base.Key))
 		started, err := pg.payments.ExportCSV(ctx, w, f)
 		switch {
 		case err == nil:
@@ -92,7 +92,7 @@ func (pg *Pages) TotalsPage() http.Handler {
 				Declined: t.DeclinedCount, Succeeded: money.Format(t.SucceededMinor, t.Currency),
 				Captured: money.Format(t.CapturedMinor, t.Currency), Refunded: money.Format(t.RefundedMinor, t.Currency)})
 		}
-		v.At = pg.users.Now().Add(base.Key.ClockOffset).UTC().Format(time.DateTime)
+		v.At = pg.users.Now().Add(keyOffset(base.Key)).UTC().Format(time.DateTime)
 		pg.renderData(w, http.StatusOK, "totals", v)
 	})
 }

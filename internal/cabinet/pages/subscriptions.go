@@ -93,10 +93,10 @@ type subscriptionRow struct {
 // section 14: a sandbox key's own clock; the real time in production),
 // and that time written out when it is not the real time ("" otherwise).
 func subKeyNow(k merchant.Key, now time.Time) (time.Time, string) {
-	if k.Environment != merchant.Sandbox || k.ClockOffset == 0 {
+	if keyOffset(k) == 0 {
 		return now.UTC(), ""
 	}
-	now = now.Add(k.ClockOffset).UTC()
+	now = now.Add(keyOffset(k)).UTC()
 	return now, stamp(now)
 }
 
@@ -239,7 +239,7 @@ func (pg *Pages) subscriptionOf(w http.ResponseWriter, r *http.Request, u *cabin
 		pg.notFound(w, "These pages are not served here.")
 		return subscriptionView{}, false
 	}
-	s, err := pg.d.Subscriptions.FindSubscription(r.Context(), r.PathValue("id"))
+	s, err := pg.d.Subscriptions.FindSubscription(r.Context(), pathID(r))
 	if err != nil {
 		pg.fail(w, err)
 		return subscriptionView{}, false

@@ -185,10 +185,10 @@ func (pg *Pages) EventsPage() http.Handler {
 			}
 		}
 		if id := strings.TrimSpace(q.Get("resource_id")); id != "" {
-			if utf8.RuneCountInString(id) <= maxResourceID {
+			if utf8.RuneCountInString(id) <= maxResourceID && storable(id) {
 				f.ResourceID, v.ResourceID = id, id
 			} else {
-				v.Problem = "A resource id has at most 64 characters; the one given was left out."
+				v.Problem = "A resource id has at most 64 characters of text; the one given was left out."
 			}
 		}
 		if f.AfterCreated, f.AfterID, ok = keysetAfter(q.Get("after")); !ok {
@@ -264,20 +264,13 @@ func (pg *Pages) EventPage() http.Handler {
 		if !ok {
 			return
 		}
-		switch r.URL.Query().Get("done") {
-		case "resent":
-			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-			v.Message = fmt.Sprintf("Queued for delivery again to %d endpoint%s: the attempts appear below.", n, plural(n))
+		// The text is ours, never the URL's: a link cannot make the page
+		// claim a delivery that was not queued.
+		if r.URL.Query().Get("done") == "resent" {
+			v.Message = "Queued for delivery again: the attempts appear below."
 		}
 		pg.renderData(w, http.StatusOK, "event", v)
 	})
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // event reads the event page's data; ok false: the answer was written. An
@@ -289,7 +282,7 @@ func (pg *Pages) event(w http.ResponseWriter, r *http.Request, u *cabinet.User, 
 		return eventView{}, false
 	}
 	ctx := r.Context()
-	e, err := pg.d.Webhooks.FindEvent(ctx, r.PathValue("id"))
+	e, err := pg.d.Webhooks.FindEvent(ctx, pathID(r))
 	if err != nil {
 		pg.fail(w, err)
 		return eventView{}, false
@@ -346,7 +339,7 @@ func (pg *Pages) ResendEvent() http.Handler {
 			return
 		}
 		endpoint := strings.TrimSpace(r.PostFormValue("endpoint_id"))
-		n, err := pg.d.Webhooks.Resend(r.Context(), v.Event.KeyID, v.Event.ID, endpoint)
+		_, err := pg.d.Webhooks.Resend(r.Context(), v.Event.KeyID, v.Event.ID, endpoint)
 		switch {
 		case errors.Is(err, ErrNoEvent):
 			pg.notFound(w, "No such event among your keys.")
@@ -365,7 +358,7 @@ func (pg *Pages) ResendEvent() http.Handler {
 			pg.fail(w, err)
 			return
 		}
-		q := url.Values{"done": {"resent"}, "n": {strconv.Itoa(n)}}
+		q := url.Values{"done": {"resent"}}
 		if len(v.Keys) > 1 {
 			q.Set("key", v.Key.ID)
 		}
