@@ -6,7 +6,7 @@
 -- order, with no sort and no table row. The day is the query's own
 -- expression, created_at / 86400000000 (microseconds per UTC day); with
 -- payments_by_key (access_key_id, created_at, id) instead, a key holding
--- 800,000 payments took 135 ms (SQLite) and 160 ms (PostgreSQL) for 90
+-- 800,000 payments took 138 ms (SQLite) and 111 ms (PostgreSQL) for 90
 -- days (docs/benchmarks.md, "Cabinet payments page").
 CREATE INDEX payments_by_key_day ON payments (access_key_id, (created_at / 86400000000), status, created_at);
 
