@@ -78,6 +78,7 @@ var checks = map[string]check{
 	"webhook-outage":     webhookOutage,
 	"pci-bola":           pciBOLA,
 	"export-memory":      exportMemory,
+	"cabinet-page":       cabinetPage,
 	"fuzz":               fuzz,
 }
 

@@ -221,10 +221,8 @@ type PaymentFilter struct {
 
 // ListPayments returns up to f.Limit payments of the key matching f.
 func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter) ([]*payment.Payment, error) {
-	where, args := paymentWhere(keyID, f)
-	args = append(args, f.Limit)
-	rows, err := q.q.QueryContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE `+where+
-		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	query, args := PaymentListQuery(keyID, f)
+	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
