@@ -47,6 +47,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"how often a worker looks for subscription charges that fall due (docs/subscriptions.md)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
+	pprofAddr := fs.String("pprof-addr", getenv("PAYGATE_PPROF_ADDR"),
+		"serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: none. Loopback only: profiles show memory (PAYGATE_PPROF_ADDR)")
 	role := fs.String("role", envOr(getenv, "PAYGATE_ROLE", "all"),
 		"all: the API and the workers; api: the API only (jobs are queued for workers); worker: the jobs only, with /api/v1/health and /metrics (PAYGATE_ROLE)")
 	if err := fs.Parse(args); err != nil {
@@ -159,6 +161,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// database keeps them from charging a period twice
 		// (docs/subscriptions.md, "Exactly once").
 		go subs.Run(ctx, *schedulerEvery)
+	}
+
+	if *pprofAddr != "" {
+		stopProfiles, err := serveProfiles(*pprofAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiles()
 	}
 
 	httpServer := &http.Server{
