@@ -50,6 +50,9 @@ func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
+		Read: func(ctx context.Context, fn func(webhook.DeliverReader) error) error {
+			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
+		},
 	})
 }
 
