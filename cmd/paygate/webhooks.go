@@ -50,9 +50,6 @@ func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
-		Read: func(ctx context.Context, fn func(webhook.DeliverReader) error) error {
-			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
-		},
 	})
 }
 
@@ -228,3 +225,6 @@ func listEndpoints(ctx context.Context, a *app, accessKey string, asJSON bool, s
 	}
 	return tw.Flush()
 }
+
+// A deliver job reads its delivery, endpoint and event in one statement.
+var _ webhook.SendReader = (*store.Store)(nil)

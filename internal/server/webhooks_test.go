@@ -36,9 +36,6 @@ func addWebhookWorkers(w *river.Workers, s *store.Store, sealer webhook.Sealer, 
 		Jitter: func(d time.Duration) time.Duration { return d },
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		},
-		Read: func(ctx context.Context, fn func(webhook.DeliverReader) error) error { // as serve wires it
-			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
 		}})
 	return &webhook.Service{Sealer: sealer, Now: clk.Now, NewID: newID, Production: !sandbox}
 }

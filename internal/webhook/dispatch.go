@@ -109,17 +109,35 @@ type Dispatcher struct {
 	// SendTimeout is the Sender's timeout; a deliver job may run that long
 	// and 15 s more for its bookkeeping. 0: River's job timeout.
 	SendTimeout time.Duration
-	// Read, when set, runs a deliver job's reads before its attempt (the
-	// delivery, the endpoint, the event) in one read-only transaction: on
-	// PostgreSQL one commit instead of three. Nil: through Store.
-	Read func(ctx context.Context, fn func(r DeliverReader) error) error
 }
 
-// DeliverReader is what a deliver job reads before its attempt.
-type DeliverReader interface {
-	FindRecordedEvent(ctx context.Context, id string) (*Recorded, error)
-	FindDelivery(ctx context.Context, id string) (*Delivery, error)
-	FindWebhookEndpoint(ctx context.Context, id string) (*Endpoint, error)
+// SendReader reads a delivery with its endpoint and its event in one
+// statement (the store does): a deliver job's reads before its attempt in
+// one round trip, and on PostgreSQL one commit instead of three.
+type SendReader interface {
+	FindDeliveryToSend(ctx context.Context, id string) (*Delivery, *Endpoint, *Recorded, error)
+}
+
+// findToSend reads what an attempt needs: through SendReader when the
+// store offers it, else one row at a time. ep and ev are nil when the
+// delivery is no longer pending at job's generation.
+func (d *Dispatcher) findToSend(ctx context.Context, job *river.Job[DeliverArgs]) (del *Delivery, ep *Endpoint, ev *Recorded, err error) {
+	if r, ok := d.Store.(SendReader); ok {
+		return r.FindDeliveryToSend(ctx, job.Args.DeliveryID)
+	}
+	if del, err = d.Store.FindDelivery(ctx, job.Args.DeliveryID); err != nil {
+		return nil, nil, nil, err
+	}
+	if del.Status != Pending || del.Generation != job.Args.Generation {
+		return del, nil, nil, nil
+	}
+	if ep, err = d.Store.FindWebhookEndpoint(ctx, del.EndpointID); err != nil {
+		return nil, nil, nil, err
+	}
+	if ev, err = d.Store.FindRecordedEvent(ctx, del.EventID); err != nil {
+		return nil, nil, nil, err
+	}
+	return del, ep, ev, nil
 }
 
 // AddWorkers registers the webhook jobs.
@@ -233,42 +251,14 @@ func (w *DeliverWorker) Timeout(*river.Job[DeliverArgs]) time.Duration {
 // endpoint is called.
 func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	d := w.Dispatcher
-	var (
-		del *Delivery
-		ep  *Endpoint
-		ev  *Recorded
-		now time.Time
-	)
-	read := func(r DeliverReader) error {
-		var err error
-		if del, err = r.FindDelivery(ctx, job.Args.DeliveryID); err != nil {
-			return fmt.Errorf("delivery %s: %w", job.Args.DeliveryID, err)
-		}
-		if del.Status != Pending || del.Generation != job.Args.Generation {
-			return nil // finished, or superseded by a later job
-		}
-		now = d.Now().UTC()
-		if del.NextAttemptAt != nil && now.Before(*del.NextAttemptAt) {
-			return nil // too early: snoozed below
-		}
-		if ep, err = r.FindWebhookEndpoint(ctx, del.EndpointID); err != nil || !ep.Enabled() {
-			return err
-		}
-		ev, err = r.FindRecordedEvent(ctx, del.EventID)
-		return err
-	}
-	var err error
-	if d.Read != nil {
-		err = d.Read(ctx, read)
-	} else {
-		err = read(d.Store)
-	}
+	del, ep, ev, err := d.findToSend(ctx, job)
 	if err != nil {
-		return err
+		return fmt.Errorf("delivery %s: %w", job.Args.DeliveryID, err)
 	}
 	if del.Status != Pending || del.Generation != job.Args.Generation {
-		return nil
+		return nil // finished, or superseded by a later job
 	}
+	now := d.Now().UTC()
 	if del.NextAttemptAt != nil && now.Before(*del.NextAttemptAt) {
 		return river.JobSnooze(del.NextAttemptAt.Sub(now)) // River's clock ran ahead of ours
 	}
