@@ -19,6 +19,7 @@ import (
 var (
 	_ operation.Store     = (*store.Store)(nil)
 	_ operation.Store     = store.Queries{} // the reader of Engine.Read
+	_ operation.RunReader = store.Queries{} // its one-statement read
 	_ operation.Tx        = (*store.Tx)(nil)
 	_ operation.QueueTx   = (*store.Tx)(nil)
 	_ payment.EngineStore = (*store.Store)(nil)

@@ -140,6 +140,14 @@ func (e *Engine) withKeyClock(ctx context.Context, q any, op *Operation) (contex
 	return clock.With(ctx, off), nil
 }
 
+// RunReader reads in one round trip what Run reads before a call besides
+// the resource: the operation, its sealed secret (nil once deleted) and
+// the clock offset of the key that owns its resource (KeyClockReader's).
+// The store and its transactions offer it.
+type RunReader interface {
+	FindOperationToRun(ctx context.Context, id string) (*Operation, []byte, time.Duration, error)
+}
+
 // ReaderLoader is a Handler whose Load can read through the reader the
 // engine hands it (Engine.Read's transaction) instead of its own store;
 // r is that reader, nil outside Read.
@@ -274,11 +282,23 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 	)
 	err = e.read(ctx, func(r Store) error {
 		var err error
-		if op, err = r.FindOperation(ctx, opID); err != nil || op.State == Done {
-			return err
-		}
-		if ctx, err = e.withKeyClock(ctx, r, op); err != nil {
-			return err
+		if rr, ok := r.(RunReader); ok {
+			var off time.Duration
+			if op, sealed, off, err = rr.FindOperationToRun(ctx, opID); err != nil || op.State == Done {
+				return err
+			}
+			if e.KeyClocks && !clock.Known(ctx) {
+				ctx = clock.With(ctx, off)
+			}
+		} else {
+			if op, err = r.FindOperation(ctx, opID); err != nil || op.State == Done {
+				return err
+			}
+			if ctx, err = e.withKeyClock(ctx, r, op); err != nil {
+				return err
+			}
+			// Gone once the provider has seen it (Record deletes it).
+			sealed, _ = r.OperationSecret(ctx, op.ID)
 		}
 		if h, err = e.handler(op); err != nil {
 			return err
@@ -288,12 +308,7 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 		} else {
 			call, err = h.Load(ctx, op)
 		}
-		if err != nil {
-			return err
-		}
-		// Gone once the provider has seen it (Record deletes it).
-		sealed, _ = r.OperationSecret(ctx, op.ID)
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
