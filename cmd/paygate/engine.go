@@ -18,6 +18,8 @@ import (
 // The store must satisfy what the payment domain asks of it.
 var (
 	_ operation.Store     = (*store.Store)(nil)
+	_ operation.Store     = store.Queries{} // the reader of Engine.Read
+	_ operation.RunReader = store.Queries{} // its one-statement read
 	_ operation.Tx        = (*store.Tx)(nil)
 	_ operation.QueueTx   = (*store.Tx)(nil)
 	_ payment.EngineStore = (*store.Store)(nil)
@@ -39,6 +41,10 @@ func engines(s *store.Store, svc *payment.Service, a *app, pollEvery time.Durati
 		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
 			// Batched: on SQLite the jobs' commits group with the requests'.
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		},
+		// One read-only transaction for the reads before a provider call.
+		Read: func(ctx context.Context, fn func(operation.Store) error) error {
+			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
 		},
 	}
 	eng := &payment.Engine{

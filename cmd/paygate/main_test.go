@@ -19,6 +19,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -173,8 +174,11 @@ func TestEndToEnd(t *testing.T) {
 
 			_, err = cli(t, env, "keys", "revoke", issued.AccessKey)
 			require.NoError(t, err)
-			err = second.JSON(ctx, "GET", "/api/v1/payment-channels", nil, nil)
-			require.True(t, client.IsCode(err, "invalid_signature"), "%v", err)
+			// Within the time serve keeps a key (docs/signing.md, "Revoking a key").
+			require.Eventually(t, func() bool {
+				err := second.JSON(ctx, "GET", "/api/v1/payment-channels", nil, nil)
+				return client.IsCode(err, "invalid_signature")
+			}, server.DefaultKeyCache+2*time.Second, 100*time.Millisecond)
 
 			_, err = cli(t, env, "keys", "revoke", "ak_sandbox_nobody")
 			require.Error(t, err)

@@ -47,6 +47,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"how often a worker looks for subscription charges that fall due (docs/subscriptions.md)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and jobs may take to finish on SIGTERM")
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
+	pprofAddr := fs.String("pprof-addr", getenv("PAYGATE_PPROF_ADDR"),
+		"serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: none. Loopback only: profiles show memory (PAYGATE_PPROF_ADDR)")
+	keyCache := fs.Duration("key-cache", server.DefaultKeyCache,
+		"how long an access key looked up is kept; a revoked key stops within it (docs/signing.md); 0: never kept")
 	role := fs.String("role", envOr(getenv, "PAYGATE_ROLE", "all"),
 		"all: the API and the workers; api: the API only (jobs are queued for workers); worker: the jobs only, with /api/v1/health and /metrics (PAYGATE_ROLE)")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +135,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eng.PublicURL = strings.TrimRight(*publicURL, "/")
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
-		RateLimit: *rateLimit, TrustedProxies: trusted, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
+		RateLimit: *rateLimit, TrustedProxies: trusted, KeyCache: orNone(*keyCache), ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
 	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Subscriptions: subs, Clock: advancer, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring,
 		Cabinet: &cabinet.Service{Store: a.store, Now: a.now}})
@@ -159,6 +163,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// database keeps them from charging a period twice
 		// (docs/subscriptions.md, "Exactly once").
 		go subs.Run(ctx, *schedulerEvery)
+	}
+
+	if *pprofAddr != "" {
+		stopProfiles, err := serveProfiles(*pprofAddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiles()
 	}
 
 	httpServer := &http.Server{
@@ -239,6 +252,14 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// orNone maps a flag's 0 ("none") to the config's negative.
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func envInt(getenv func(string) string, name string, def int) int {

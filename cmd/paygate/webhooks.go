@@ -225,3 +225,6 @@ func listEndpoints(ctx context.Context, a *app, accessKey string, asJSON bool, s
 	}
 	return tw.Flush()
 }
+
+// A deliver job reads its delivery, endpoint and event in one statement.
+var _ webhook.SendReader = (*store.Store)(nil)

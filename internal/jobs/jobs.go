@@ -23,9 +23,12 @@ type Options struct {
 	// Work: run jobs here (role all or worker); false makes an insert-only
 	// client (role api).
 	Work       bool
-	MaxWorkers int           // default 20
-	Poll       time.Duration // fetch poll interval, default 100 ms (neither driver listens for notifications)
-	Log        *slog.Logger
+	MaxWorkers int // default 20
+	// Poll is the fetch poll interval. On PostgreSQL a worker listens for
+	// River's notifications (store.Listener) and polls only as a fallback:
+	// default IdlePoll. SQLite has no notifications: default 100 ms.
+	Poll time.Duration
+	Log  *slog.Logger
 	// Time stubs River's clock in tests; nil is the real clock.
 	Time rivertype.TimeGenerator
 	// RescueAfter is how long a job may stay running before River hands it
@@ -41,6 +44,24 @@ type Options struct {
 	WebhookWorkers int
 }
 
+// IdlePoll is how often a PostgreSQL worker looks for jobs when no
+// notification came (a fallback: a job is fetched on its notification, and
+// a busy queue every busyPoll). Every fetch is a commit: an idle process
+// commits about one a second for its two queues' polls, and less than 5 in
+// all (docs/operations.md, "Background jobs").
+const IdlePoll = 2 * time.Second
+
+// busyPoll is how often a queue that had jobs queued in the last second is
+// fetched at least (store.Listener's pokes).
+const busyPoll = 100 * time.Millisecond
+
+// fetchCooldown is the shortest time between two fetches of a queue, and
+// between two insert notifications of a queue (River's limiter). Longer
+// would make fewer fetches (commits) under load, but River would notify
+// fewer inserts at moderate rates (those jobs wait for a poke), and a
+// queue could take at most MaxWorkers jobs per cooldown.
+const fetchCooldown = 20 * time.Millisecond
+
 // Driver returns River's driver for the store's database.
 func Driver(s *store.Store) riverdriver.Driver[*sql.Tx] {
 	if s.Dialect() == store.SQLite {
@@ -49,15 +70,48 @@ func Driver(s *store.Store) riverdriver.Driver[*sql.Tx] {
 	return riverdatabasesql.New(s.DB())
 }
 
+// listening is River's database/sql driver with Paygate's listener
+// (store.Listener): the driver notifies but does not listen
+// (docs/design/dependencies.md).
+type listening struct {
+	*riverdatabasesql.Driver
+	store *store.Store
+}
+
+// SupportsListener turns River's notifier on.
+func (d *listening) SupportsListener() bool { return true }
+
+// GetListener returns a listener on a connection of its own.
+func (d *listening) GetListener(p *riverdriver.GetListenenerParams) riverdriver.Listener {
+	l := d.store.NewListener(p.Schema)
+	// A busy queue is fetched at least every 100 ms, as the fixed poll
+	// did; an idle one only every IdlePoll.
+	l.Poke, l.Linger = busyPoll, time.Second
+	return l
+}
+
+// workerDriver is the driver of a client that works jobs: on PostgreSQL
+// the listening one.
+func workerDriver(s *store.Store) riverdriver.Driver[*sql.Tx] {
+	if s.Dialect() == store.SQLite {
+		return Driver(s)
+	}
+	return &listening{Driver: riverdatabasesql.New(s.DB()), store: s}
+}
+
 // NewClient builds the River client with the given workers and the
 // housekeeping jobs, and tells the store to enqueue through it.
 func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o Options) (*river.Client[*sql.Tx], error) {
 	river.AddWorker(workers, &PurgeWorker{Store: s, Now: now})
+	driver, poll := Driver(s), busyPoll
+	if o.Work && s.Dialect() == store.Postgres {
+		driver, poll = workerDriver(s), IdlePoll
+	}
 	cfg := &river.Config{
 		Workers:              workers,
 		Logger:               o.Log,
-		FetchPollInterval:    or(o.Poll, 100*time.Millisecond),
-		FetchCooldown:        20 * time.Millisecond,
+		FetchPollInterval:    or(o.Poll, poll),
+		FetchCooldown:        fetchCooldown,
 		JobTimeout:           or(o.JobTimeout, time.Minute),
 		RescueStuckJobsAfter: or(o.RescueAfter, 2*time.Minute),
 		Test:                 river.TestConfig{Time: o.Time},
@@ -75,7 +129,7 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 				func() (river.JobArgs, *river.InsertOpts) { return webhook.SweepArgs{}, nil }, nil),
 		}
 	}
-	c, err := river.NewClient(Driver(s), cfg)
+	c, err := river.NewClient(driver, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -104,6 +104,11 @@ type Engine struct {
 	// would otherwise crowd the requests out of the CPU and, on SQLite, out
 	// of the group commits. serve gives it one step per core.
 	Steps chan struct{}
+	// Read, when set, runs the reads that come before a provider call
+	// (the operation, its key's clock, the handler's Load, the sealed
+	// secret) in one read-only transaction, whose reader it hands fn: on
+	// PostgreSQL one commit instead of one per read. Nil: through Store.
+	Read func(ctx context.Context, fn func(r Store) error) error
 	// KeyClocks: the handlers' decisions and times read the clock of the
 	// key that owns the operation's resource (docs/design/decisions.md
 	// section 14), read through the store or the transaction at hand
@@ -133,6 +138,21 @@ func (e *Engine) withKeyClock(ctx context.Context, q any, op *Operation) (contex
 		return ctx, err
 	}
 	return clock.With(ctx, off), nil
+}
+
+// RunReader reads in one round trip what Run reads before a call besides
+// the resource: the operation, its sealed secret (nil once deleted) and
+// the clock offset of the key that owns its resource (KeyClockReader's).
+// The store and its transactions offer it.
+type RunReader interface {
+	FindOperationToRun(ctx context.Context, id string) (*Operation, []byte, time.Duration, error)
+}
+
+// ReaderLoader is a Handler whose Load can read through the reader the
+// engine hands it (Engine.Read's transaction) instead of its own store;
+// r is that reader, nil outside Read.
+type ReaderLoader interface {
+	LoadFrom(ctx context.Context, r any, op *Operation) (Call, error)
 }
 
 // Handle registers the handler of a resource's operations.
@@ -254,23 +274,47 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 		return err
 	}
 	defer func() { release() }()
-	op, err := e.Store.FindOperation(ctx, opID)
+	var (
+		op     *Operation
+		h      Handler
+		call   Call
+		sealed []byte
+	)
+	err = e.read(ctx, func(r Store) error {
+		var err error
+		if rr, ok := r.(RunReader); ok {
+			var off time.Duration
+			if op, sealed, off, err = rr.FindOperationToRun(ctx, opID); err != nil || op.State == Done {
+				return err
+			}
+			if e.KeyClocks && !clock.Known(ctx) {
+				ctx = clock.With(ctx, off)
+			}
+		} else {
+			if op, err = r.FindOperation(ctx, opID); err != nil || op.State == Done {
+				return err
+			}
+			if ctx, err = e.withKeyClock(ctx, r, op); err != nil {
+				return err
+			}
+			// Gone once the provider has seen it (Record deletes it).
+			sealed, _ = r.OperationSecret(ctx, op.ID)
+		}
+		if h, err = e.handler(op); err != nil {
+			return err
+		}
+		if l, ok := h.(ReaderLoader); ok && e.Read != nil {
+			call, err = l.LoadFrom(ctx, r, op)
+		} else {
+			call, err = h.Load(ctx, op)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	if op.State == Done {
 		return nil
-	}
-	if ctx, err = e.withKeyClock(ctx, e.Store, op); err != nil {
-		return err
-	}
-	h, err := e.handler(op)
-	if err != nil {
-		return err
-	}
-	call, err := h.Load(ctx, op)
-	if err != nil {
-		return err
 	}
 	e.crash("before_call", call)
 	release() // the provider's time is not ours
@@ -279,10 +323,10 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 		out, err = call.Inquire(ctx)
 		if provider.KindOf(err) == provider.NotFound {
 			// The provider never saw the operation: sending it is safe.
-			out, err = e.send(ctx, call, op)
+			out, err = e.send(ctx, call, op, sealed)
 		}
 	} else {
-		out, err = e.send(ctx, call, op)
+		out, err = e.send(ctx, call, op, sealed)
 	}
 	var stepErr error
 	if release, stepErr = e.Step(ctx); stepErr != nil {
@@ -300,15 +344,24 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 	return e.Record(ctx, op.ID, out)
 }
 
-// send opens the operation's secret and sends the call.
-func (e *Engine) send(ctx context.Context, call Call, op *Operation) (Outcome, error) {
+// send opens the operation's sealed secret (nil: none) and sends the call.
+func (e *Engine) send(ctx context.Context, call Call, op *Operation, sealed []byte) (Outcome, error) {
 	var secret []byte
-	if sealed, err := e.Store.OperationSecret(ctx, op.ID); err == nil {
+	if sealed != nil {
+		var err error
 		if secret, err = e.Sealer.Open(sealed, AAD(op.ID)); err != nil {
 			return nil, fmt.Errorf("open operation data: %w", err)
 		}
 	}
 	return call.Send(ctx, secret)
+}
+
+// read runs fn through Read, or through Store when Read is nil.
+func (e *Engine) read(ctx context.Context, fn func(r Store) error) error {
+	if e.Read == nil {
+		return fn(e.Store)
+	}
+	return e.Read(ctx, fn)
 }
 
 // failed decides what a provider error means for the operation.

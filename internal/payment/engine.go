@@ -106,11 +106,21 @@ type call struct {
 
 // Load implements operation.Handler: the payment, its channel and provider.
 func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error) {
-	p, err := h.e.Store.FindPaymentByID(ctx, op.ResourceID)
+	return h.LoadFrom(ctx, nil, op)
+}
+
+// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
+// read transaction) when it reads what Load reads.
+func (h handler) LoadFrom(ctx context.Context, r any, op *Operation) (operation.Call, error) {
+	var st loadReader = h.e.Store
+	if lr, ok := r.(loadReader); ok {
+		st = lr
+	}
+	p, err := st.FindPaymentByID(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := h.e.Store.FindChannelByID(ctx, p.ChannelID)
+	ch, err := st.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +129,12 @@ func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error
 		return nil, err
 	}
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PaymentsOf(prov)}, nil
+}
+
+// loadReader is what Load reads.
+type loadReader interface {
+	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
 
 // ResourceKind implements operation.Kinded: the payment's kind, which

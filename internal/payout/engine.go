@@ -82,11 +82,21 @@ type call struct {
 
 // Load implements operation.Handler: the payout, its channel and provider.
 func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.Call, error) {
-	p, err := h.e.Store.FindPayoutByID(ctx, op.ResourceID)
+	return h.LoadFrom(ctx, nil, op)
+}
+
+// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
+// read transaction) when it reads what Load reads.
+func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (operation.Call, error) {
+	var st loadReader = h.e.Store
+	if lr, ok := r.(loadReader); ok {
+		st = lr
+	}
+	p, err := st.FindPayoutByID(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := h.e.Store.FindChannelByID(ctx, p.ChannelID)
+	ch, err := st.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +105,12 @@ func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.C
 		return nil, err
 	}
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PayoutsOf(prov)}, nil
+}
+
+// loadReader is what Load reads.
+type loadReader interface {
+	FindPayoutByID(ctx context.Context, id string) (*Payout, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
 
 // Inquire implements operation.Call: the provider finds the payout by the

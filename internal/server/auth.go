@@ -49,9 +49,31 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, body []byte)
 		}
 		return f
 	}
+	key, secret, f := s.lookupKey(ctx, access)
+	if f != nil {
+		return merchant.Key{}, "", f
+	}
+	if key.ID == "" {
+		return merchant.Key{}, "", bad()
+	}
+	// Verify before looking at revocation, so a revoked key costs the same
+	// time as a live one and the two are not told apart.
+	if !signature.Verify(secret, canonical, sig) || !key.Active() {
+		return merchant.Key{}, "", bad()
+	}
+	return key, nonce, nil
+}
+
+// lookupKey returns an access key and its secret, from the cache when it
+// was read less than the cache's time ago (docs/signing.md, "Revoking a
+// key"); a zero key when there is none.
+func (s *Server) lookupKey(ctx context.Context, access string) (merchant.Key, string, *fault.Error) {
+	if key, secret, ok := s.keys.get(access); ok {
+		return key, secret, nil
+	}
 	key, err := s.store.FindKeyByAccessKey(ctx, access)
 	if errors.Is(err, store.ErrNotFound) {
-		return merchant.Key{}, "", bad()
+		return merchant.Key{}, "", nil
 	}
 	if err != nil {
 		return merchant.Key{}, "", s.internal(err)
@@ -60,12 +82,8 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, body []byte)
 	if err != nil {
 		return merchant.Key{}, "", s.internal(err)
 	}
-	// Verify before looking at revocation, so a revoked key costs the same
-	// time as a live one and the two are not told apart.
-	if !signature.Verify(secret, canonical, sig) || !key.Active() {
-		return merchant.Key{}, "", bad()
-	}
-	return key, nonce, nil
+	s.keys.put(key, secret)
+	return key, secret, nil
 }
 
 // internal wraps an unexpected error so failErr logs it and answers 500 or 503.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -205,9 +206,22 @@ func TestAuthentication(t *testing.T) {
 			require.Equal(t, 199, codes["nonce_reused"], "statuses %v codes %v", statuses, codes)
 		})
 
-		t.Run("a revoked key is invalid_signature", func(t *testing.T) {
+		t.Run("a revoked key is invalid_signature within the key cache's time", func(t *testing.T) {
+			// docs/signing.md, "Revoking a key": a process keeps a key it
+			// looked up for server.DefaultKeyCache; revoked elsewhere (the CLI),
+			// the key stops within that time.
 			c, k := e.newClient("to-revoke")
 			require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/payment-channels", nil, nil))
+			require.NoError(t, e.merchants.Revoke(context.Background(), k.AccessKey))
+			require.NoError(t, c.JSON(context.Background(), "GET", "/api/v1/payment-channels", nil, nil),
+				"kept from the first request")
+			e.clock.Add(server.DefaultKeyCache)
+			err := c.JSON(context.Background(), "GET", "/api/v1/payment-channels", nil, nil)
+			require.True(t, client.IsCode(err, "invalid_signature"), "%v", err)
+		})
+
+		t.Run("a revoked key not used lately is refused at once", func(t *testing.T) {
+			c, k := e.newClient("revoked-unused")
 			require.NoError(t, e.merchants.Revoke(context.Background(), k.AccessKey))
 			err := c.JSON(context.Background(), "GET", "/api/v1/payment-channels", nil, nil)
 			require.True(t, client.IsCode(err, "invalid_signature"), "%v", err)

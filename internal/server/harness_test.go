@@ -138,6 +138,9 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		Steps: make(chan struct{}, 2),
 		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		},
+		Read: func(ctx context.Context, fn func(operation.Store) error) error { // as serve wires it
+			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
 		}}
 	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond, Ops: ops,
 		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {

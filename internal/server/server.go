@@ -50,6 +50,9 @@ type Config struct {
 	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
 	// lead there (Content-Security-Policy form-action).
 	ProviderOrigins []string
+	// KeyCache is how long an access key looked up is kept: 0 is
+	// DefaultKeyCache, less than 0 nothing is kept.
+	KeyCache time.Duration
 }
 
 // Server serves the client API, and the checkout's pages beside it.
@@ -72,6 +75,7 @@ type Server struct {
 	draining      atomic.Bool
 	handler       http.Handler
 	patterns      []string
+	keys          *keyCache
 
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
@@ -130,6 +134,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
+	ttl := cfg.KeyCache
+	if ttl == 0 {
+		ttl = DefaultKeyCache
+	}
+	s.keys = &keyCache{ttl: ttl, now: d.Now}
 	cd := checkout.Deps{Store: d.Store, Payments: d.Payments, Validator: v, Log: d.Log, Now: d.Now, Keys: d.Keys,
 		RequestID: requestID, StatusOf: statusOf}
 	if d.Engine != nil { // a nil *payment.Engine in the interface would not read as nil

@@ -215,6 +215,7 @@ func (s *Server) advanceSandboxClock() http.Handler {
 			return
 		}
 		at, ran, err := s.clock.Advance(ctx, c.key.ID, target)
+		s.keys.forget(c.key.AccessKey) // its next request reads the new offset
 		if err != nil {
 			s.failErr(w, r, err)
 			return

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -70,6 +71,25 @@ func TestOperationResourcesMigration(t *testing.T) {
 			got, err := s.FindOperation(ctx, other.ID)
 			require.NoError(t, err)
 			require.Equal(t, other, got)
+
+			// The engine's read before a call: the same rows in one
+			// statement, with the secret and the owning key's clock.
+			require.NoError(t, s.MoveKeyClock(ctx, k.ID, 90*time.Minute))
+			for _, c := range []struct {
+				id     string
+				sealed []byte
+				clock  time.Duration
+			}{{old, []byte{7}, 90 * time.Minute}, {rollout, nil, 90 * time.Minute}, {other.ID, []byte{1}, 0}} {
+				want, err := s.FindOperation(ctx, c.id)
+				require.NoError(t, err)
+				op, sealed, off, err := s.FindOperationToRun(ctx, c.id)
+				require.NoError(t, err)
+				require.Equal(t, want, op)
+				require.Equal(t, c.sealed, sealed)
+				require.Equal(t, c.clock, off)
+			}
+			_, _, _, err = s.FindOperationToRun(ctx, "missing")
+			require.ErrorIs(t, err, store.ErrNotFound)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
@@ -51,6 +52,42 @@ func scanOperation(row interface{ Scan(...any) error }) (*operation.Operation, e
 // FindOperation finds an operation by id.
 func (q Queries) FindOperation(ctx context.Context, id string) (*operation.Operation, error) {
 	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations WHERE id = $1`, id))
+}
+
+// FindOperationToRun reads, in one statement, what the operation engine
+// reads before a provider call besides the resource itself: the
+// operation, its sealed secret (nil once deleted) and the clock offset of
+// the key that owns its resource (ResourceClockOffset: zero for a resource
+// it does not know).
+func (q Queries) FindOperationToRun(ctx context.Context, id string) (*operation.Operation, []byte, time.Duration, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT o.id, o.resource, COALESCE(o.resource_id, o.payment_id), o.kind, o.state,
+		o.amount_minor, o.refund_id, o.result, o.created_at, o.updated_at, s.sealed, COALESCE(k.clock_offset_micros, 0)
+		FROM operations o
+		LEFT JOIN operation_secrets s ON s.operation_id = o.id
+		LEFT JOIN payments p ON o.resource = 'payment' AND p.id = COALESCE(o.resource_id, o.payment_id)
+		LEFT JOIN payouts po ON o.resource = 'payout' AND po.id = o.resource_id
+		LEFT JOIN card_verifications v ON o.resource = 'card_verification' AND v.id = o.resource_id
+		LEFT JOIN access_keys k ON k.id = COALESCE(p.access_key_id, po.access_key_id, v.access_key_id)
+		WHERE o.id = $1`, id)
+	parts, err := splitRow(row, 12)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, 0, ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	op, err := scanOperation(parts)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var (
+		sealed []byte
+		off    int64
+	)
+	if err := parts.Scan(&sealed, &off); err != nil {
+		return nil, nil, 0, err
+	}
+	return op, sealed, time.Duration(off) * time.Microsecond, nil
 }
 
 // LatestOperation returns the newest operation of a kind for a payment.

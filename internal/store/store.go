@@ -18,7 +18,8 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -52,6 +53,7 @@ type Store struct {
 	Queries
 	db      *sql.DB
 	dialect Dialect
+	url     string // PostgreSQL's, for the listener's own connection
 	queue   *river.Client[*sql.Tx]
 	// batch groups SQLite writers into shared commits (batch.go).
 	batch  batcher
@@ -77,7 +79,6 @@ type Queries struct {
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	var (
 		db      *sql.DB
-		err     error
 		dialect Dialect
 	)
 	if cfg.DatabaseURL != "" {
@@ -85,10 +86,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, errors.New("database URL must start with postgres://")
 		}
 		dialect = Postgres
-		db, err = sql.Open("pgx", cfg.DatabaseURL)
+		pcfg, err := pgx.ParseConfig(cfg.DatabaseURL)
 		if err != nil {
 			return nil, err
 		}
+		db = stdlib.OpenDB(*pcfg, stdlib.OptionShouldPing(shouldPing))
 		n := cfg.MaxConns
 		if n <= 0 {
 			n = 20
@@ -121,9 +123,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
-	st := &Store{db: db, dialect: dialect, closed: make(chan struct{})}
+	st := &Store{db: db, dialect: dialect, url: cfg.DatabaseURL, closed: make(chan struct{})}
 	st.Queries = Queries{q: db, dialect: dialect, store: st}
 	return st, nil
+}
+
+// pingAfterIdle: a pooled PostgreSQL connection idle longer is pinged
+// before it is used again. pgx pings after one second, and every ping is
+// a transaction of its own: an idle worker, whose polls take a connection
+// every two seconds, committed twice as often (docs/operations.md,
+// "Background jobs").
+const pingAfterIdle = 10 * time.Second
+
+func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > pingAfterIdle
 }
 
 func sqliteDSN(path, synchronous string) string {

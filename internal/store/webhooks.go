@@ -201,6 +201,35 @@ func (q Queries) FindDelivery(ctx context.Context, id string) (*webhook.Delivery
 	return scanDelivery(q.q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
 }
 
+// FindDeliveryToSend reads a delivery with its endpoint and its event in
+// one statement: what a deliver job reads before its attempt.
+func (q Queries) FindDeliveryToSend(ctx context.Context, id string) (*webhook.Delivery, *webhook.Endpoint, *webhook.Recorded, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT `+qualified("d", deliveryColumns)+`, `+qualified("e", endpointColumns)+`, `+
+		qualified("ev", eventColumns)+` FROM webhook_deliveries d
+		JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+		WHERE d.id = $1`, id)
+	parts, err := splitRow(row, 29)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	del, err := scanDelivery(parts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ep, err := scanEndpoint(parts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ev, err := scanEvent(parts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return del, ep, &webhook.Recorded{ID: ev.ID, AccessKeyID: ev.AccessKeyID, Type: ev.Type, Body: ev.Body}, nil
+}
+
 // UpdateDelivery stores d's state if the stored delivery is still of
 // generation, and reports whether it was (compare-and-set: a resend or a
 // second run of the same job loses).

@@ -161,6 +161,17 @@ func testDeliveries(t *testing.T, s *store.Store) {
 	require.NoError(t, err)
 	require.Equal(t, &upd, got)
 
+	// A deliver job's read: the three rows in one statement, as read one by one.
+	del, gotEp, gotEv, err := s.FindDeliveryToSend(ctx, d.ID)
+	require.NoError(t, err)
+	require.Equal(t, &upd, del)
+	wantEp, err := s.FindWebhookEndpoint(ctx, ep.ID)
+	require.NoError(t, err)
+	require.Equal(t, wantEp, gotEp)
+	require.Equal(t, rec, gotEv)
+	_, _, _, err = s.FindDeliveryToSend(ctx, "missing")
+	require.ErrorIs(t, err, store.ErrNotFound)
+
 	for i, code := range []int{500, 0} {
 		a := &webhook.Attempt{ID: uuid.NewString(), DeliveryID: d.ID, At: first.Add(time.Duration(i) * time.Second),
 			StatusCode: code, Latency: 1500 * time.Microsecond, Response: "oops ✓"}

@@ -85,11 +85,21 @@ type call struct {
 
 // Load implements operation.Handler.
 func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.Call, error) {
-	v, err := h.e.Store.FindVerificationByID(ctx, op.ResourceID)
+	return h.LoadFrom(ctx, nil, op)
+}
+
+// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
+// read transaction) when it reads what Load reads.
+func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (operation.Call, error) {
+	var st loadReader = h.e.Store
+	if lr, ok := r.(loadReader); ok {
+		st = lr
+	}
+	v, err := st.FindVerificationByID(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := h.e.Store.FindChannelByID(ctx, v.ChannelID)
+	ch, err := st.FindChannelByID(ctx, v.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +108,12 @@ func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.C
 		return nil, err
 	}
 	return &call{op: op, v: v, ch: ch, prov: provider.VerificationsOf(prov), raw: prov}, nil
+}
+
+// loadReader is what Load reads.
+type loadReader interface {
+	FindVerificationByID(ctx context.Context, id string) (*Verification, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
 
 // Send implements operation.Call.
