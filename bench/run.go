@@ -50,7 +50,10 @@ func startBench(ctx context.Context, c config, dir string) (*paygate, paygateSpe
 	if err != nil {
 		return nil, paygateSpec{}, nil, err
 	}
-	spec := paygateSpec{bin: bin, dataDir: filepath.Join(dir, "data")}
+	// Keys kept as a production process keeps them (docs/signing.md,
+	// "Revoking a key"); a sandbox process keeps none by default. Older
+	// binaries ignore the variable.
+	spec := paygateSpec{bin: bin, dataDir: filepath.Join(dir, "data"), env: []string{"PAYGATE_KEY_CACHE=5s"}}
 	cleanup := func() {}
 	if c.db == "postgres" {
 		url, drop, err := freshPostgres(ctx)

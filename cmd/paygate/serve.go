@@ -49,12 +49,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
 	pprofAddr := fs.String("pprof-addr", getenv("PAYGATE_PPROF_ADDR"),
 		"serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: none. Loopback only: profiles show memory (PAYGATE_PPROF_ADDR)")
-	keyCache := fs.Duration("key-cache", server.DefaultKeyCache,
-		"how long an access key looked up is kept; a revoked key stops within it (docs/signing.md); 0: never kept")
+	keyCache := fs.String("key-cache", getenv("PAYGATE_KEY_CACHE"),
+		"how long an access key looked up is kept; a revoked key stops within it (docs/signing.md); 0: never kept; "+
+			"empty: 5s in production, never in the sandbox, whose keys carry their clock (PAYGATE_KEY_CACHE)")
 	role := fs.String("role", envOr(getenv, "PAYGATE_ROLE", "all"),
 		"all: the API and the workers; api: the API only (jobs are queued for workers); worker: the jobs only, with /api/v1/health and /metrics (PAYGATE_ROLE)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
+	}
+	keyCacheTTL := time.Duration(0) // the environment's default
+	if *keyCache != "" {
+		d, err := time.ParseDuration(*keyCache)
+		if err != nil || d < 0 {
+			return usageError{"--key-cache must be a duration such as 5s, or 0"}
+		}
+		keyCacheTTL = orNone(d)
 	}
 	if *role != "all" && *role != "api" && *role != "worker" {
 		return usageError{"--role must be all, api or worker"}
@@ -135,7 +144,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eng.PublicURL = strings.TrimRight(*publicURL, "/")
 	srv, err := server.New(server.Config{
 		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
-		RateLimit: *rateLimit, TrustedProxies: trusted, KeyCache: orNone(*keyCache), ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
+		RateLimit: *rateLimit, TrustedProxies: trusted, KeyCache: keyCacheTTL, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
 	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Subscriptions: subs, Clock: advancer, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
 		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring,
 		Cabinet: &cabinet.Service{Store: a.store, Now: a.now}})

@@ -7,10 +7,12 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 )
 
-// DefaultKeyCache is how long a process keeps an access key it looked up
-// (docs/signing.md, "Revoking a key"): a key revoked by another process
-// (paygate keys revoke) stops signing within that time, and a sandbox
-// clock advanced through another API process is seen within it.
+// DefaultKeyCache is how long a production process keeps an access key it
+// looked up (docs/signing.md, "Revoking a key"): a key revoked by another
+// process (paygate keys revoke) stops signing within that time. A sandbox
+// process keeps none by default: the key carries its sandbox clock, and a
+// clock advanced through one API process must be every process's at once
+// (docs/design/decisions.md section 14).
 const DefaultKeyCache = 5 * time.Second
 
 // keyCacheSize bounds the cache: past it, the cache starts again empty.

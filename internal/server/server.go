@@ -51,7 +51,8 @@ type Config struct {
 	// lead there (Content-Security-Policy form-action).
 	ProviderOrigins []string
 	// KeyCache is how long an access key looked up is kept: 0 is
-	// DefaultKeyCache, less than 0 nothing is kept.
+	// DefaultKeyCache in production and nothing in the sandbox (see
+	// DefaultKeyCache), less than 0 nothing is kept.
 	KeyCache time.Duration
 }
 
@@ -135,7 +136,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	ttl := cfg.KeyCache
-	if ttl == 0 {
+	if ttl == 0 && cfg.Environment != merchant.Sandbox {
 		ttl = DefaultKeyCache
 	}
 	s.keys = &keyCache{ttl: ttl, now: d.Now}
