@@ -55,10 +55,15 @@ func main() {
 	p99 := flag.Duration("p99", 20*time.Millisecond, "load: the p99 bound throughput is judged at")
 	sweep := flag.String("sweep", "", "load: offered rates to run one after another, \"100,200,400\", or \"auto\": from -rate up by -step until saturated")
 	step := flag.Int("step", 0, "sweep auto: the rate step (0: -rate)")
+	cluster := flag.Bool("cluster", false, "load, PostgreSQL: two API processes (serve --role api) and one worker (--role worker) on the database, the load spread over the API processes")
 	plotPath := flag.String("plot", "", "sweep: write a PNG of p50 and p99 latency against offered load here")
 	flag.Parse()
 	if *db != "sqlite" && *db != "postgres" {
 		fmt.Fprintln(os.Stderr, "bench: -db is sqlite or postgres")
+		os.Exit(2)
+	}
+	if *cluster && *db != "postgres" {
+		fmt.Fprintln(os.Stderr, "bench: -cluster needs -db postgres (SQLite serves one process)")
 		os.Exit(2)
 	}
 	if *checkName != "" {
@@ -69,7 +74,7 @@ func main() {
 		os.Exit(2)
 	}
 	c := config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers, warmup: *warmup,
-		ceilingTime: *ceiling, ceilingWorkers: *ceilingWorkers, p99Bound: *p99}
+		ceilingTime: *ceiling, ceilingWorkers: *ceilingWorkers, p99Bound: *p99, cluster: *cluster}
 	if *sweep != "" {
 		sc, err := parseSweep(*sweep, c, *step, *plotPath)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,6 +37,9 @@ type config struct {
 	ceilingTime    time.Duration
 	ceilingWorkers int           // vegeta workers against the bare handler
 	p99Bound       time.Duration // the latency bound throughput is judged at
+	// cluster: on PostgreSQL, two API processes and one worker instead of
+	// one process of role all (docs/operations.md, "Several processes").
+	cluster bool
 }
 
 // dbConns is how many goroutines commit at once in the DB ceiling: the
@@ -43,12 +47,14 @@ type config struct {
 // SQLite they queue for its one connection as Paygate's handlers do.
 const dbConns = 20
 
-// startBench builds the binary and starts one Paygate (role all) on a
-// fresh database with the rate limit off.
-func startBench(ctx context.Context, c config, dir string) (*paygate, paygateSpec, func(), error) {
+// startBench builds the binary and starts Paygate on a fresh database with
+// the rate limit off: one process of role all, or with c.cluster two API
+// processes and one worker. It returns the first process (it printed the
+// sandbox key), the others, the spec and a stop for all of them.
+func startBench(ctx context.Context, c config, dir string) (*paygate, []*paygate, paygateSpec, func(), error) {
 	bin, err := paygateBinary(ctx)
 	if err != nil {
-		return nil, paygateSpec{}, nil, err
+		return nil, nil, paygateSpec{}, nil, err
 	}
 	// Keys kept as a production process keeps them (docs/signing.md,
 	// "Revoking a key"); a sandbox process keeps none by default. Older
@@ -58,21 +64,60 @@ func startBench(ctx context.Context, c config, dir string) (*paygate, paygateSpe
 	if c.db == "postgres" {
 		url, drop, err := freshPostgres(ctx)
 		if err != nil {
-			return nil, spec, nil, err
+			return nil, nil, spec, nil, err
 		}
 		spec.databaseURL, cleanup = url, drop
 	}
-	pg, err := startPaygate(ctx, spec)
+	first := spec
+	if c.cluster {
+		first.role = "api"
+	}
+	pg, err := startPaygate(ctx, first)
 	if err != nil {
 		cleanup()
-		return nil, spec, nil, err
+		return nil, nil, spec, nil, err
+	}
+	var others []*paygate
+	stop := func() {
+		pg.kill()
+		for _, o := range others {
+			o.kill()
+		}
+		cleanup()
 	}
 	if pg.access == "" {
-		pg.kill()
-		cleanup()
-		return nil, spec, nil, errNoKey
+		stop()
+		return nil, nil, spec, nil, errNoKey
 	}
-	return pg, spec, func() { pg.kill(); cleanup() }, nil
+	if c.cluster { // after the first: it migrated the database
+		for _, role := range []string{"api", "worker"} {
+			more := spec
+			more.role = role
+			o, err := startPaygate(ctx, more)
+			if err != nil {
+				stop()
+				return nil, nil, spec, nil, err
+			}
+			others = append(others, o)
+		}
+	}
+	return pg, others, spec, stop, nil
+}
+
+// spread sends the targets round-robin to the API processes' addresses:
+// the signature covers the path, not the host.
+func spread(t vegeta.Targeter, from string, to []string) vegeta.Targeter {
+	if len(to) < 2 {
+		return t
+	}
+	var n atomic.Uint64
+	return func(tg *vegeta.Target) error {
+		if err := t(tg); err != nil {
+			return err
+		}
+		tg.URL = to[n.Add(1)%uint64(len(to))] + strings.TrimPrefix(tg.URL, from)
+		return nil
+	}
 }
 
 // result is one run's figures.
@@ -104,7 +149,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	pg, spec, stop, err := startBench(ctx, c, dir)
+	pg, others, spec, stop, err := startBench(ctx, c, dir)
 	if err != nil {
 		return result{}, err
 	}
@@ -124,6 +169,17 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
+	apis := []string{pg.url}
+	pids := []int{pg.cmd.Process.Pid}
+	for i, o := range others {
+		if i == 0 { // the second API process; the last is the worker
+			apis = append(apis, o.url)
+		}
+		pids = append(pids, o.cmd.Process.Pid)
+	}
+	// The load goes to every API process; the ceilings' captures and the
+	// bare handler take the one-process targets.
+	load := spread(targeter, pg.url, apis)
 	// The bench's own view of Paygate's database: opened as Paygate opens it.
 	st, err := store.Open(ctx, store.Config{DatabaseURL: spec.databaseURL, SQLitePath: filepath.Join(spec.dataDir, "paygate.db")})
 	if err != nil {
@@ -143,7 +199,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		// Connections opened, statements prepared, caches filled: not
 		// measured. Its payments complete before the measured load starts.
 		var warm []string
-		for res := range newAttacker().Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.warmup, "warm-up") {
+		for res := range newAttacker().Attack(load, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.warmup, "warm-up") {
 			warm = append(warm, paymentID(res)...)
 		}
 		if rcv != nil {
@@ -152,7 +208,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 			}
 		}
 	}
-	meter := &cpuMeter{paygate: pg.cmd.Process.Pid}
+	meter := &cpuMeter{paygate: pids}
 	var commits *commitCounter
 	if c.db == "postgres" {
 		// The server's maintenance database: reading the run's own would
@@ -183,7 +239,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		ids []string
 	)
 	started := time.Now()
-	for res := range newAttacker().Attack(targeter, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
+	for res := range newAttacker().Attack(load, vegeta.Rate{Freq: c.rate, Per: time.Second}, c.duration, c.scenario) {
 		m.Add(res)
 		if rcv != nil {
 			ids = append(ids, paymentID(res)...)
@@ -218,6 +274,9 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	// The ceilings run with Paygate stopped: nothing else on the database
 	// or the cores.
 	pg.stop()
+	for _, o := range others {
+		o.stop()
+	}
 	if r.dbCeil, err = measureDBCeiling(ctx, st, tpl, dbConns, c.ceilingTime, &cpuMeter{admin: meter.admin, dbName: meter.dbName}); err != nil {
 		return result{}, err
 	}
@@ -351,7 +410,7 @@ func scenarioTargeter(ctx context.Context, name string, cl *client.Client) (vege
 // the run's PostgreSQL backends, this process (vegeta, the receiver), and
 // the whole machine, which the other engineers' work shares.
 type cpuMeter struct {
-	paygate int     // 0: none (the ceilings run with Paygate stopped)
+	paygate []int   // Paygate's processes; none while the ceilings run with Paygate stopped
 	admin   *sql.DB // PostgreSQL: finds the backends; nil on SQLite
 	dbName  string
 }
@@ -374,10 +433,12 @@ type cpuUse struct {
 func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 	s := cpuSample{at: time.Now(), backends: map[int]time.Duration{}}
 	var err error
-	if m.paygate != 0 {
-		if s.paygate, err = processCPU(m.paygate); err != nil {
+	for _, pid := range m.paygate {
+		t, err := processCPU(pid)
+		if err != nil {
 			return s, err
 		}
+		s.paygate += t
 	}
 	if s.bench, err = processCPU(os.Getpid()); err != nil {
 		return s, err

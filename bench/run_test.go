@@ -49,6 +49,23 @@ func TestScenarios(t *testing.T) {
 				}
 			})
 		}
+		if db != "postgres" {
+			return
+		}
+		// Two API processes and a worker: the load spread over the API
+		// processes, completed by the worker.
+		t.Run("direct-complete on a cluster", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			r, err := runScenario(ctx, config{scenario: "direct-complete", db: db, rate: 20, duration: time.Second, workers: 8,
+				warmup: 200 * time.Millisecond, p99Bound: 20 * time.Millisecond, cluster: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.requests < 15 || r.success != 1 || r.completion.delivered != int(r.requests) || r.completion.bad != 0 {
+				t.Fatalf("%d requests, success %.2f, completion %+v", r.requests, r.success, r.completion)
+			}
+		})
 	})
 }
 

@@ -162,8 +162,12 @@ func nearest(steps []result, rate int) result {
 
 func printSweep(w io.Writer, sc sweepConfig, steps []result, ceilings result) {
 	bound := sc.base.p99Bound
-	fmt.Fprintf(w, "sweep %s on %s: each step a fresh Paygate and database, %s of warm-up then %s of open-loop load; p99 bound %s\n\n",
-		sc.base.scenario, sc.base.db, sc.base.warmup, sc.base.duration, bound)
+	deployment := "one process"
+	if sc.base.cluster {
+		deployment = "2 API processes + 1 worker, the load spread over the API processes; Paygate CPU is the three's"
+	}
+	fmt.Fprintf(w, "sweep %s on %s (%s): each step a fresh Paygate and database, %s of warm-up then %s of open-loop load; p99 bound %s\n\n",
+		sc.base.scenario, sc.base.db, deployment, sc.base.warmup, sc.base.duration, bound)
 	complete, pg := sc.base.scenario == "direct-complete", sc.base.db == "postgres"
 	header, rule := "| offered | achieved | success | p50 | p95 | p99 | Paygate CPU / 1000 req |", "|---|---|---|---|---|---|---|"
 	if pg {
