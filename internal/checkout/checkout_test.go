@@ -45,15 +45,3 @@ func TestPageMessage(t *testing.T) {
 		require.Equal(t, tc.want, pageMessage(tc.field, tc.msg))
 	}
 }
-
-func TestFormMAC(t *testing.T) {
-	k1, k2 := []byte("key-1"), []byte("key-2")
-	a := formMAC(k1, "browser-a", "session-1")
-	require.Len(t, a, 43)
-	require.Equal(t, a, formMAC(k1, "browser-a", "session-1"))
-	require.NotEqual(t, a, formMAC(k2, "browser-a", "session-1"), "keyed by the server")
-	require.NotEqual(t, a, formMAC(k1, "browser-b", "session-1"), "bound to the browser")
-	require.NotEqual(t, a, formMAC(k1, "browser-a", "session-2"), "bound to the session")
-	require.NotEqual(t, formMAC(k1, "ab", "c"), formMAC(k1, "a", "bc"), "parts are length-prefixed")
-	require.Len(t, newSecret(32), browserIDLen)
-}

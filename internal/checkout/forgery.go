@@ -1,15 +1,12 @@
 package checkout
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/paygate/paygate/internal/formtoken"
 )
 
 // Anti-forgery (issue 4; issue 10 item 6; docs/checkout.md, Security).
@@ -45,8 +42,6 @@ const (
 	// formKeyLabel names the anti-forgery key among the keys derived from
 	// the master keys; changing it invalidates every open form.
 	formKeyLabel = "paygate checkout anti-forgery v1"
-	// browserIDLen is the length of a browser id: 32 random bytes, base64url.
-	browserIDLen = 43
 )
 
 // KeyDeriver derives secrets from the master keys; *vault.Keyring is one.
@@ -69,26 +64,11 @@ func formKeys(d KeyDeriver) ([][]byte, error) {
 	return keys, nil
 }
 
-// secureCookie reports whether the payer reached this page over https: the
-// request came over TLS, or it names the https public URL's host (a
-// TLS-terminating proxy that keeps the Host header), or a trusted proxy
-// says so (X-Forwarded-Proto; forwarded headers only from trusted proxies,
-// client API). Otherwise the cookie cannot be Secure: a browser on plain
-// http would drop it and every form would fail.
+// secureCookie reports whether the payer reached this page over https
+// (forwarded.Proxies.Secure). Otherwise the cookie cannot be Secure: a
+// browser on plain http would drop it and every form would fail.
 func (pg *Pages) secureCookie(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	u, err := url.Parse(pg.cfg.PublicURL)
-	if err != nil || u.Scheme != "https" {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	// Only the trusted proxy's own X-Forwarded-Proto entry counts
-	// (forwarded.Proxies.HTTPS).
-	return pg.cfg.Proxies.HTTPS(r)
+	return pg.cfg.Proxies.Secure(r, pg.cfg.PublicURL)
 }
 
 func (pg *Pages) csrfCookieName(r *http.Request) string {
@@ -103,15 +83,15 @@ func (pg *Pages) csrfCookieName(r *http.Request) string {
 func (pg *Pages) formToken(w http.ResponseWriter, r *http.Request, sessionID string) string {
 	name := pg.csrfCookieName(r)
 	id := ""
-	if c, err := r.Cookie(name); err == nil && len(c.Value) == browserIDLen {
+	if c, err := r.Cookie(name); err == nil && len(c.Value) == formtoken.BrowserIDLen {
 		id = c.Value
 	} else {
-		id = newSecret(32)
+		id = formtoken.NewBrowserID()
 		// Path=/ and no Domain: what a __Host- cookie must have.
 		http.SetCookie(w, &http.Cookie{Name: name, Value: id, Path: "/", MaxAge: 4 * 3600,
 			HttpOnly: true, Secure: pg.secureCookie(r), SameSite: http.SameSiteLaxMode})
 	}
-	return formMAC(pg.formKeys[0], id, sessionID)
+	return pg.forms().Token(id, sessionID)
 }
 
 // validFormToken checks a POST's csrf_token against its cookie and session
@@ -119,28 +99,13 @@ func (pg *Pages) formToken(w http.ResponseWriter, r *http.Request, sessionID str
 // rotation).
 func (pg *Pages) validFormToken(r *http.Request, sessionID string) bool {
 	c, err := r.Cookie(pg.csrfCookieName(r))
-	if err != nil || len(c.Value) != browserIDLen {
-		return false
-	}
-	got := []byte(r.PostFormValue(csrfField))
-	ok := false
-	for _, k := range pg.formKeys {
-		ok = hmac.Equal(got, []byte(formMAC(k, c.Value, sessionID))) || ok
-	}
-	return ok
+	return err == nil && pg.forms().Valid(c.Value, r.PostFormValue(csrfField), sessionID)
 }
 
-// formMAC is the token: HMAC-SHA256(key, label, browser id, session id),
-// each part length-prefixed so that no two different pairs read the same.
-func formMAC(key []byte, browserID, sessionID string) string {
-	m := hmac.New(sha256.New, key)
-	for _, part := range []string{"paygate checkout form v2", browserID, sessionID} {
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
-		m.Write(n[:])
-		m.Write([]byte(part))
-	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+// forms signs and checks the checkout's tokens: HMAC-SHA256 over the label,
+// the browser id and the session id.
+func (pg *Pages) forms() formtoken.Signer {
+	return formtoken.Signer{Label: "paygate checkout form v2", Keys: pg.formKeys}
 }
 
 // newSecret returns n random bytes, URL-safe base64.

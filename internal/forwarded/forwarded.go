@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -52,6 +53,21 @@ func (ps Proxies) ClientIP(r *http.Request) string {
 func (ps Proxies) HTTPS(r *http.Request) bool {
 	protos := strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")
 	return strings.EqualFold(strings.TrimSpace(protos[len(protos)-1]), "https") && ps.fromProxy(r)
+}
+
+// Secure reports whether the browser reached Paygate over https, so that
+// its cookies are Secure and __Host- (docs/checkout.md, "Security"): the
+// request came over TLS, or the public URL is https and the request names
+// its host or a trusted proxy says https.
+func (ps Proxies) Secure(r *http.Request, publicURL string) bool {
+	if r.TLS != nil {
+		return true
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Scheme != "https" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host) || ps.HTTPS(r)
 }
 
 // fromProxy reports whether the request's socket peer is a trusted proxy.

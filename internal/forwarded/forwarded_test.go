@@ -1,6 +1,7 @@
 package forwarded_test
 
 import (
+	"crypto/tls"
 	"net/http/httptest"
 	"net/netip"
 	"testing"
@@ -61,6 +62,35 @@ func TestHTTPS(t *testing.T) {
 			}
 			if got := proxies.HTTPS(r); got != tc.want {
 				t.Fatalf("HTTPS = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSecure(t *testing.T) {
+	proxies := forwarded.Proxies{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct {
+		name, publicURL, host, peer, proto string
+		tls, want                          bool
+	}{
+		{"over TLS", "http://pay.example", "pay.example", "203.0.113.7:5000", "", true, true},
+		{"at the https public URL's host", "https://pay.example", "PAY.example", "203.0.113.7:5000", "", false, true},
+		{"another host on plain http", "https://pay.example", "127.0.0.1:8080", "203.0.113.7:5000", "", false, false},
+		{"a trusted proxy says https", "https://pay.example", "internal:8080", "10.1.2.3:5000", "https", false, true},
+		{"an untrusted peer saying https", "https://pay.example", "internal:8080", "203.0.113.7:5000", "https", false, false},
+		{"an http public URL", "http://pay.example", "pay.example", "10.1.2.3:5000", "https", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Host, r.RemoteAddr = tc.host, tc.peer
+			if tc.proto != "" {
+				r.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			if tc.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			if got := proxies.Secure(r, tc.publicURL); got != tc.want {
+				t.Fatalf("Secure = %v, want %v", got, tc.want)
 			}
 		})
 	}

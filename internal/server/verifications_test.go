@@ -103,6 +103,20 @@ func (e *env) eventTypes(c *client.Client, id string) []string {
 	return out
 }
 
+// TestVerificationCodeBeforeSent: no code is awaited before the provider
+// has sent one. Without workers the provider is not asked, so the
+// verification stays pending however fast the workers of another test
+// would be.
+func TestVerificationCodeBeforeSent(t *testing.T) {
+	each(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{})
+		v := e.createVerification(e.a, "v-early", "4242424242424242")
+		r := e.verifyCode(e.a, v.VerificationID, "4242")
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "no code awaited before code_sent")
+		require.Equal(t, "verification_not_awaiting_code", errorCode(t, r))
+	})
+}
+
 func TestCardVerifications(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
@@ -112,10 +126,6 @@ func TestCardVerifications(t *testing.T) {
 			v := e.createVerification(e.a, "v-right", number)
 			require.Equal(t, "424242******4242", v.CardMask)
 			require.NotEmpty(t, v.ClientDescription)
-			r := e.verifyCode(e.a, v.VerificationID, "4242")
-			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "no code awaited before code_sent")
-			require.Equal(t, "verification_not_awaiting_code", errorCode(t, r))
-
 			v = e.awaitVerification(e.a, v.VerificationID)
 			require.Equal(t, "code_sent", v.Status)
 			require.Equal(t, &openapi.VerificationNextAction{Type: "lookup"}, v.NextAction)
@@ -129,7 +139,7 @@ func TestCardVerifications(t *testing.T) {
 			require.Nil(t, v.NextAction)
 			require.Equal(t, 1, v.VerifyAttempts)
 
-			r = e.verifyCode(e.a, v.VerificationID, number[12:])
+			r := e.verifyCode(e.a, v.VerificationID, number[12:])
 			require.Equal(t, "verification_not_awaiting_code", errorCode(t, r))
 			require.Equal(t, []string{"card_verification.pending", "card_verification.code_sent", "card_verification.verified"},
 				e.eventTypes(e.a, v.VerificationID))

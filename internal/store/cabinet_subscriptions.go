@@ -81,24 +81,11 @@ func (q Queries) SubscriptionPayments(ctx context.Context, keyID, subscriptionID
 	}
 	args = append(args, f.Limit)
 	limit := "$" + strconv.Itoa(len(args))
-	rows, err := q.q.QueryContext(ctx, `SELECT `+paymentColumns+` FROM (
+	return q.payments(ctx, `SELECT `+paymentColumns+` FROM (
 		SELECT `+paymentColumns+` FROM payments
 		WHERE subscription_id = $2 AND subscription_period IS NOT NULL AND access_key_id = $1`+after+`
 		UNION ALL
 		SELECT `+paymentColumns+` FROM payments
 		WHERE id = $3 AND subscription_id = $2 AND subscription_period IS NULL AND access_key_id = $1`+after+`
 	) p ORDER BY created_at DESC, id DESC LIMIT `+limit, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*payment.Payment
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }

@@ -222,6 +222,11 @@ type PaymentFilter struct {
 // ListPayments returns up to f.Limit payments of the key matching f.
 func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter) ([]*payment.Payment, error) {
 	query, args := PaymentListQuery(keyID, f)
+	return q.payments(ctx, query, args...)
+}
+
+// payments runs a query of paymentColumns and reads every row.
+func (q Queries) payments(ctx context.Context, query string, args ...any) ([]*payment.Payment, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -1,13 +1,10 @@
 package pages
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"net/http"
+
+	"github.com/paygate/paygate/internal/formtoken"
 )
 
 // Anti-forgery, as the checkout's (internal/checkout/forgery.go): the
@@ -21,7 +18,6 @@ const (
 	csrfField     = "csrf_token"
 	browserCookie = "paygate_cabinet_browser"
 	formKeyLabel  = "paygate cabinet anti-forgery v1"
-	browserIDLen  = 43
 )
 
 func formKeys(d KeyDeriver) ([][]byte, error) {
@@ -39,43 +35,26 @@ func formKeys(d KeyDeriver) ([][]byte, error) {
 // the browser has none yet.
 func (pg *Pages) formToken(w http.ResponseWriter, r *http.Request, purpose string) string {
 	id := ""
-	if c, err := r.Cookie(pg.cookieName(r, browserCookie)); err == nil && len(c.Value) == browserIDLen {
+	if c, err := r.Cookie(pg.cookieName(r, browserCookie)); err == nil && len(c.Value) == formtoken.BrowserIDLen {
 		id = c.Value
 	} else {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-		id = base64.RawURLEncoding.EncodeToString(b)
+		id = formtoken.NewBrowserID()
 		pg.setCookie(w, r, browserCookie, id, 12*3600)
 		// Later reads in this request see it.
 		r.AddCookie(&http.Cookie{Name: pg.cookieName(r, browserCookie), Value: id})
 	}
-	return formMAC(pg.formKeys[0], id, purpose)
+	return pg.forms().Token(id, purpose)
 }
 
 // validFormToken checks a POST's token against its cookie and purpose under
 // every form key (the active master key's and those kept since a rotation).
 func (pg *Pages) validFormToken(r *http.Request, purpose string) bool {
 	c, err := r.Cookie(pg.cookieName(r, browserCookie))
-	if err != nil || len(c.Value) != browserIDLen {
-		return false
-	}
-	got := []byte(r.PostFormValue(csrfField))
-	ok := false
-	for _, k := range pg.formKeys {
-		ok = hmac.Equal(got, []byte(formMAC(k, c.Value, purpose))) || ok
-	}
-	return ok
+	return err == nil && pg.forms().Valid(c.Value, r.PostFormValue(csrfField), purpose)
 }
 
-// formMAC is HMAC-SHA256(key, label, browser id, purpose), each part
-// length-prefixed.
-func formMAC(key []byte, browserID, purpose string) string {
-	m := hmac.New(sha256.New, key)
-	for _, part := range []string{"paygate cabinet form v1", browserID, purpose} {
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
-		m.Write(n[:])
-		m.Write([]byte(part))
-	}
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+// forms signs and checks the cabinet's tokens: HMAC-SHA256 over the label,
+// the browser id and the purpose.
+func (pg *Pages) forms() formtoken.Signer {
+	return formtoken.Signer{Label: "paygate cabinet form v1", Keys: pg.formKeys}
 }

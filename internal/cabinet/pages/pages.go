@@ -84,17 +84,10 @@ func (pg *Pages) cookieName(r *http.Request, base string) string {
 	return base
 }
 
-// secureCookie: the request came over TLS, or names the https public URL's
-// host, or a trusted proxy says https (as the checkout decides).
+// secureCookie: the browser reached Paygate over https, as the checkout
+// decides (forwarded.Proxies.Secure).
 func (pg *Pages) secureCookie(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	u, err := url.Parse(pg.cfg.PublicURL)
-	if err != nil || u.Scheme != "https" {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host) || pg.cfg.Proxies.HTTPS(r)
+	return pg.cfg.Proxies.Secure(r, pg.cfg.PublicURL)
 }
 
 func (pg *Pages) setCookie(w http.ResponseWriter, r *http.Request, base, value string, maxAge int) {
