@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -51,12 +50,14 @@ func TestPayoutCrashBeforeCall(t *testing.T) {
 				"payout_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d}}}`,
 				amount, time.Now().Year()+1)
 			var p openapi.Payout
-			require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/payouts", json.RawMessage(body), &p))
-			require.Equal(t, "processing", p.Status)
+			post := postThroughCrash(t, "/api/v1/payouts", body, &p)
+			post(c)
 			require.Error(t, cmd.Wait(), "the process was killed")
 
 			_, _, url = spawn(t, bin, nil, listening, args...)
 			c = client.New(url, m[1], m[2])
+			post(c)
+			require.Equal(t, "processing", p.Status)
 			var got openapi.Payout
 			require.Eventually(t, func() bool {
 				got = openapi.Payout{}

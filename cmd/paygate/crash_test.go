@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/client"
@@ -101,14 +102,16 @@ func crashOnce(t *testing.T, bin string, args []string, point string, amount int
 	body := fmt.Sprintf(`{"order_id":"crash-%s","amount_minor":%d,"currency":"USD","customer":{"email":"a@b.example"},
 		"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
 		point, amount, time.Now().Year()+1)
-	require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/payments/direct", json.RawMessage(body), &p))
-	require.Equal(t, "processing", p.Status)
+	post := postThroughCrash(t, "/api/v1/payments/direct", body, &p)
+	post(c)
 
 	// The process kills itself at the point; wait for it to be gone.
 	require.Error(t, cmd.Wait(), "the process was killed")
 
 	_, _, url = spawn(t, bin, nil, listening, args...)
 	c = client.New(url, m[1], m[2])
+	post(c)
+	require.Equal(t, "processing", p.Status)
 	var got openapi.Payment
 	require.Eventually(t, func() bool {
 		got = openapi.Payment{}
@@ -126,4 +129,29 @@ func crashOnce(t *testing.T, bin string, args []string, point string, amount int
 		}
 	}
 	require.Equal(t, 1, charges, "exactly one charge for the payment")
+}
+
+// postThroughCrash returns a POST of body to target, decoded into out, to
+// be sent before the crash and again after the restart with the same
+// Idempotency-Key. The process runs an operation itself as soon as its
+// transaction commits (internal/handoff), so a crash point before the
+// provider call may come before the answer is written: the merchant's
+// retry with the same key gets the stored answer. Once answered, it sends
+// nothing more.
+func postThroughCrash(t *testing.T, target, body string, out any) func(c *client.Client) {
+	key, answered := uuid.NewString(), false
+	return func(c *client.Client) {
+		t.Helper()
+		if answered {
+			return
+		}
+		resp, err := c.Do(context.Background(), client.Request{Method: http.MethodPost, Target: target,
+			Body: []byte(body), IdempotencyKey: key})
+		if err != nil {
+			return // the process died first: the next call sends it again
+		}
+		require.NoError(t, resp.Err())
+		require.NoError(t, json.Unmarshal(resp.Body, out))
+		answered = true
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/cabinet"
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -124,10 +125,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	po := payouts(a.store, a.payments, ops, a)
 	payout.AddWorkers(workerSet, po)
 	subs, advancer := subscriptions(a.store, a, ops, eng.ClockSource(), verifications.ClockSource(), po.ClockSource())
-	addWebhookWorkers(workerSet, a, *webhookTimeout)
+	// The operations and first webhook attempts that this process queues
+	// it runs itself as they commit (docs/operations.md, "Background jobs").
+	handedOff := handoff.NewWorkers()
+	operation.AddHandoff(handedOff, ops)
+	addWebhookWorkers(workerSet, handedOff, a, *webhookTimeout)
 	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
 		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
 		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
+		Handoff:    handedOff,
 	})
 	if err != nil {
 		return err
@@ -209,7 +215,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	httpErr := httpServer.Shutdown(stopCtx)
 	var queueErr error
 	if *role != "api" {
-		queueErr = queue.Stop(stopCtx)
+		// Runs handed off first: one cut short leaves its job to River.
+		queueErr = errors.Join(handedOff.Stop(stopCtx), queue.Stop(stopCtx))
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -42,15 +43,17 @@ const defaultWebhookTimeout = outbound.DefaultTimeout
 // addWebhookWorkers registers the fan-out and delivery jobs. The sandbox
 // may deliver to any address (a merchant's laptop); production only to
 // public ones. timeout is how long an endpoint has to answer.
-func addWebhookWorkers(w *river.Workers, a *app, timeout time.Duration) {
+func addWebhookWorkers(w *river.Workers, h *handoff.Workers, a *app, timeout time.Duration) {
 	s := a.store
-	webhook.AddWorkers(w, &webhook.Dispatcher{
+	d := &webhook.Dispatcher{
 		Store: s, Sealer: a.keyring, Now: a.now, NewID: newID, Log: a.log, SendTimeout: timeout,
 		Sender: outbound.New(outbound.Config{Timeout: timeout, AllowPrivate: a.env == merchant.Sandbox}),
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
-	})
+	}
+	webhook.AddWorkers(w, d)
+	webhook.AddHandoff(h, d)
 }
 
 // webhooks: add, list, remove, rotate-secret (docs/design/decisions.md

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
@@ -315,7 +316,7 @@ func TestMeasureWebhooks(t *testing.T) {
 			_, _, err = webhookService(a).Create(ctx, a.store, k.Key.ID, webhook.NewEndpoint{URL: rc.URL})
 			require.NoError(t, err)
 			workers := river.NewWorkers()
-			addWebhookWorkers(workers, a, defaultWebhookTimeout)
+			addWebhookWorkers(workers, handoff.NewWorkers(), a, defaultWebhookTimeout)
 			q, err := jobs.NewClient(a.store, workers, a.now, jobs.Options{Work: true, Log: a.log})
 			require.NoError(t, err)
 			require.NoError(t, q.Start(ctx))

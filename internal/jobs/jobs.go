@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -42,6 +43,11 @@ type Options struct {
 	// WebhookWorkers is how many webhook jobs run at once, on their own
 	// queue so that slow endpoints never hold payment jobs up; default 20.
 	WebhookWorkers int
+	// Handoff, when set in a client that works, runs the jobs this
+	// process's transactions queue here, as soon as they commit, with
+	// River's job as the safety net (internal/handoff): as many at once
+	// per queue as River's workers, nets scheduled RescueAfter later.
+	Handoff *handoff.Workers
 }
 
 // IdlePoll is how often a PostgreSQL worker looks for jobs when no
@@ -134,6 +140,17 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 		return nil, err
 	}
 	s.UseQueue(c)
+	if o.Work && o.Handoff != nil {
+		sizes := map[string]int{}
+		for q, c := range cfg.Queues {
+			sizes[q] = c.MaxWorkers
+		}
+		o.Handoff.Start(sizes, cfg.RescueStuckJobsAfter, now)
+		if o.OnFinished != nil {
+			o.Handoff.OnFinished = o.OnFinished
+		}
+		s.UseHandoff(o.Handoff)
+	}
 	if o.Work && o.OnFinished != nil {
 		events, cancel := c.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled, river.EventKindJobSnoozed)
 		go func() {

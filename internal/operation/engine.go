@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -195,6 +196,8 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 }
 
 // Enqueue queues (again) the job that runs op, in the caller's transaction.
+// A process that runs jobs runs it itself once the transaction commits,
+// with River's job as the safety net (internal/handoff, runHandedOff).
 //
 // A payment's operation is queued under its earlier job kind,
 // payment.operate, for one release: during a rollout the workers are
@@ -204,10 +207,15 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 func Enqueue(ctx context.Context, tx interface {
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }, op *Operation) error {
+	return handoff.Enqueue(ctx, tx, jobArgs(op), nil)
+}
+
+// jobArgs is the job that runs op.
+func jobArgs(op *Operation) river.JobArgs {
 	if op.Resource == legacyPaymentResource {
-		return tx.Enqueue(ctx, LegacyPaymentArgs{OperationID: op.ID}, nil)
+		return LegacyPaymentArgs{OperationID: op.ID}
 	}
-	return tx.Enqueue(ctx, RunArgs{OperationID: op.ID}, nil)
+	return RunArgs{OperationID: op.ID}
 }
 
 // legacyPaymentResource is payment.Resource (this package cannot import
@@ -425,7 +433,7 @@ func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 			return err
 		}
 		if op.State == Done && !h.AcceptsLate(op) {
-			return nil // recorded already
+			return handoff.Finish(ctx, tx, op.ID) // recorded already
 		}
 		if ctx, err = e.withKeyClock(ctx, tx, op); err != nil {
 			return err
@@ -443,7 +451,11 @@ func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 		if err := tx.UpdateOperation(ctx, op); err != nil {
 			return err
 		}
-		return tx.DeleteOperationSecret(ctx, op.ID)
+		if err := tx.DeleteOperationSecret(ctx, op.ID); err != nil {
+			return err
+		}
+		// A run handed off to this process: its job must not run again.
+		return handoff.Finish(ctx, tx, op.ID)
 	})
 	if err == nil && snooze > 0 {
 		return river.JobSnooze(snooze)

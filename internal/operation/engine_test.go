@@ -43,9 +43,14 @@ type thing struct {
 	applied    []string
 	unreadable int
 	late       bool
+	// gate, when set, holds every call until it is closed.
+	gate chan struct{}
 }
 
 func (h *thing) next(call string) (operation.Outcome, error) {
+	if h.gate != nil {
+		<-h.gate
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = append(h.calls, call)
@@ -65,6 +70,8 @@ func (h *thing) Load(context.Context, *operation.Operation) (operation.Call, err
 }
 
 func (h *thing) Apply(_ context.Context, _ operation.Tx, _ *operation.Operation, out operation.Outcome) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.applied = append(h.applied, out.Result())
 	return nil
 }

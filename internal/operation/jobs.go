@@ -2,9 +2,13 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/paygate/paygate/internal/handoff"
 )
 
 // RunArgs runs one operation, whatever its resource.
@@ -80,4 +84,45 @@ func (w *legacyWorker) Work(ctx context.Context, job *river.Job[LegacyPaymentArg
 func AddWorkers(w *river.Workers, e *Engine) {
 	river.AddWorker(w, &RunWorker{runner: runner{e}})
 	river.AddWorker(w, &legacyWorker{runner: runner{e}})
+}
+
+// AddHandoff registers the engine's runs of jobs handed off by the
+// transaction that queued them (internal/handoff).
+func AddHandoff(w *handoff.Workers, e *Engine) {
+	r := runner{e}
+	w.Add(RunArgs{}.Kind(), r.runHandedOff)
+	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff)
+}
+
+// runHandedOff runs an operation as its job's first attempt would, in the
+// process whose transaction queued it. An outcome recorded deletes the
+// job with it (Record); a run that ends without one (an error to retry, a
+// snooze) hands the job back to River at the time River would have run it
+// again. If even that fails, the job runs when its safety net falls due.
+func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
+	var opID string
+	switch a := j.Args.(type) {
+	case RunArgs:
+		opID = a.OperationID
+	case LegacyPaymentArgs:
+		opID = a.OperationID
+	}
+	ctx, cancel := context.WithTimeout(handoff.Running(ctx, j, opID), r.timeout())
+	defer cancel()
+	err := r.e.Run(ctx, opID, 1, RunArgs{}.InsertOpts().MaxAttempts)
+	if err == nil {
+		return nil
+	}
+	at := r.nextRetry(1)
+	var snooze *rivertype.JobSnoozeError
+	if errors.As(err, &snooze) {
+		at = r.e.Now().Add(snooze.Duration)
+	}
+	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelBack()
+	if berr := r.e.Transact(back, func(tx Tx) error { return handoff.Return(back, tx, opID, j.Args, at) }); berr != nil {
+		r.e.Log.Warn("handing an operation back to River failed: it runs when its safety net falls due",
+			"operation_id", opID, "error", berr)
+	}
+	return err
 }

@@ -56,7 +56,7 @@ func (e *env) pool() *store.Store {
 	operation.AddWorkers(workers, &operation.Engine{})
 	payment.AddWorkers(workers, &payment.Engine{})
 	verification.AddWorkers(workers, &verification.Engine{})
-	addWebhookWorkers(workers, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
+	addWebhookWorkers(workers, nil, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
 	// River's time is the test clock, as the env's own client has it: a job
 	// this pool queues is due by the clock the env's workers run on.
 	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log, Time: e.clock})

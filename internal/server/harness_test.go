@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
 	keyclock "github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -166,14 +167,19 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	payment.AddWorkers(workers, eng)
 	verification.AddWorkers(workers, verifications)
 	payout.AddWorkers(workers, po)
-	webhooks := addWebhookWorkers(workers, s, kr, clk, newID, log, o)
-	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond})
+	// The process runs what it queues itself, as serve does.
+	handedOff := handoff.NewWorkers()
+	operation.AddHandoff(handedOff, ops)
+	webhooks := addWebhookWorkers(workers, handedOff, s, kr, clk, newID, log, o)
+	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond,
+		Handoff: handedOff})
 	require.NoError(t, err)
 	if o.work {
 		require.NoError(t, q.Start(ctx))
 		t.Cleanup(func() {
 			stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			_ = handedOff.Stop(stop)
 			_ = q.Stop(stop)
 		})
 	}

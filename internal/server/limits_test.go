@@ -103,14 +103,20 @@ func TestCollectionAllowanceLifeCycle(t *testing.T) {
 		e.setAllowance(c, allowance.Collection, minor(1500), minor(1000))
 		e.setAllowance(c, allowance.Payout, nil, minor(7000))
 
-		declined := e.direct(c, cardBody("4000000000000002", ""))
+		// A payment waiting for its payer's 3DS step holds its reservation
+		// for as long as it takes (the workers answer in milliseconds: a
+		// card that declines at once would be settled before the next
+		// request).
+		declined := e.settle(c, e.direct(c, cardBody("4000000000003220", "")).PaymentID)
+		require.Equal(t, "requires_action", declined.Status)
 		over := e.post(c, "/api/v1/payments/direct", cardBody("4242424242424242", ""))
 		require.Equal(t, http.StatusUnprocessableEntity, over.Status, string(over.Body))
 		d := decodeError(t, over.Body).Error.Details
 		require.EqualValues(t, 1000, d["reserved_minor"])
 		require.EqualValues(t, 0, d["remaining_minor"])
 
-		require.Equal(t, "declined", e.settle(c, declined.PaymentID).Status)
+		challenge(t, declined.NextAction.URL, "deny")
+		require.Equal(t, "declined", e.settle(c, declined.PaymentID, "requires_action").Status)
 		ok := e.direct(c, cardBody("4242424242424242", ""))
 		require.Equal(t, "succeeded", e.settle(c, ok.PaymentID).Status)
 

@@ -124,9 +124,10 @@ func (s *Store) failQueued() {
 func (s *Store) commitGroup(group []*batchMember) {
 	results := make([]error, len(group))
 	ctx := context.Background()
+	var tx *Tx
 	err := func() error {
-		tx, err := s.Begin(ctx)
-		if err != nil {
+		var err error
+		if tx, err = s.Begin(ctx); err != nil {
 			return err
 		}
 		tx.batched = true
@@ -140,7 +141,10 @@ func (s *Store) commitGroup(group []*batchMember) {
 			if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT batch_member"); err != nil {
 				return err
 			}
+			before := len(tx.after.fns)
+			tx.after.marks = nil
 			if results[i] = runGuarded(context.WithoutCancel(m.ctx), tx, m.fn); results[i] != nil {
+				tx.after.fire(before, false) // its writes are undone, whatever comes of the others'
 				if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT batch_member"); err != nil {
 					return err
 				}
@@ -151,6 +155,9 @@ func (s *Store) commitGroup(group []*batchMember) {
 		}
 		return tx.tx.Commit()
 	}()
+	if tx != nil {
+		tx.after.fire(0, err == nil)
+	}
 	s.batch.commits.Add(1)
 	s.batch.members.Add(uint64(len(group)))
 	for i, m := range group {

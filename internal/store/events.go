@@ -31,7 +31,7 @@ func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
 	// process's (docs/design/decisions.md section 14: webhook retries keep
 	// real time), so a key whose sandbox clock runs ahead still gets its
 	// webhooks at once.
-	return webhook.FanOut(ctx, t, e.ID, e.AccessKeyID, e.Type, clock.Process(ctx, e.CreatedAt),
+	return webhook.FanOut(ctx, t, &webhook.Recorded{ID: e.ID, AccessKeyID: e.AccessKeyID, Type: e.Type, Body: body}, clock.Process(ctx, e.CreatedAt),
 		func() string { return uuid.Must(uuid.NewV7()).String() })
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/paygate/paygate/internal/handoff"
 )
 
 // Dialect is the database behind a Store.
@@ -55,6 +57,8 @@ type Store struct {
 	dialect Dialect
 	url     string // PostgreSQL's, for the listener's own connection
 	queue   *river.Client[*sql.Tx]
+	// handoff runs jobs queued here in this process (handoff.go).
+	handoff *handoff.Workers
 	// batch groups SQLite writers into shared commits (batch.go).
 	batch  batcher
 	closed chan struct{}
@@ -181,6 +185,7 @@ type Tx struct {
 	tx      *sql.Tx
 	store   *Store
 	batched bool // a batch member's: the batch commits (batch.go)
+	after   afterCommit
 }
 
 // Begin starts a transaction.
@@ -212,7 +217,9 @@ func (t *Tx) Commit() error {
 	if t.batched {
 		return errBatchedCommit
 	}
-	return t.tx.Commit()
+	err := t.tx.Commit()
+	t.after.fire(0, err == nil)
+	return err
 }
 
 // Rollback abandons the transaction; after Commit it is a no-op.
@@ -221,6 +228,7 @@ func (t *Tx) Rollback() error {
 		return errBatchedCommit
 	}
 	err := t.tx.Rollback()
+	t.after.fire(0, false)
 	if errors.Is(err, sql.ErrTxDone) {
 		return nil
 	}
@@ -230,12 +238,18 @@ func (t *Tx) Rollback() error {
 // Savepoint marks a point RollbackTo can return to.
 func (t *Tx) Savepoint(ctx context.Context, name string) error {
 	_, err := t.tx.ExecContext(t.stmtCtx(ctx), "SAVEPOINT "+name)
+	if err == nil {
+		t.after.mark(name)
+	}
 	return err
 }
 
 // RollbackTo undoes everything since the savepoint, jobs included.
 func (t *Tx) RollbackTo(ctx context.Context, name string) error {
 	_, err := t.tx.ExecContext(t.stmtCtx(ctx), "ROLLBACK TO SAVEPOINT "+name)
+	if err == nil {
+		t.after.undo(name)
+	}
 	return err
 }
 
@@ -274,10 +288,12 @@ func timePtr(v sql.NullInt64) *time.Time {
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // RequeueInterruptedJobs makes jobs left running by a killed process
-// available again. Only for SQLite, where one serve process owns the data
-// folder (serve holds a lock file), so every running job at start was
-// interrupted; on PostgreSQL other live processes may be running them, and
-// River's rescuer handles the dead ones after its window.
+// available again, and the safety nets of the jobs it had handed off to
+// itself (internal/handoff) due at once. Only for SQLite, where one serve
+// process owns the data folder (serve holds a lock file), so every running
+// job and every net at start was interrupted; on PostgreSQL other live
+// processes may be running them, and River's rescuer and the nets' window
+// handle the dead ones.
 func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
 	if s.dialect != SQLite {
 		return 0, nil
@@ -286,5 +302,17 @@ func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	// Due when queued: River's clock at the time, which a test's clock
+	// hook may hold back.
+	res, err = s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = created_at
+		WHERE state = 'scheduled' AND EXISTS (SELECT 1 FROM json_each(river_job.tags) WHERE value = $1)`, handoff.Tag)
+	if err != nil {
+		return 0, err
+	}
+	m, err := res.RowsAffected()
+	return n + m, err
 }

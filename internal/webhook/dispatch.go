@@ -2,12 +2,15 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/paygate/paygate/internal/handoff"
 )
 
 // Queue is the River queue of the webhook jobs, apart from the payment
@@ -188,7 +191,7 @@ func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 		if err != nil {
 			return fmt.Errorf("event %s: %w", job.Args.EventID, err)
 		}
-		return FanOut(ctx, tx, ev.ID, ev.AccessKeyID, ev.Type, d.Now(), d.NewID)
+		return FanOut(ctx, tx, ev, d.Now(), d.NewID)
 	})
 }
 
@@ -203,31 +206,82 @@ type FanOutTx interface {
 // whose filter takes its type, each with its deliver job, due at now. The
 // store calls it in the transaction that records the event, so the first
 // attempt waits for no other job; a key without endpoints costs one read.
-// Running it twice changes nothing: an event has at most one delivery per
-// endpoint.
-func FanOut(ctx context.Context, tx FanOutTx, eventID, keyID, eventType string, now time.Time, newID func() string) error {
-	eps, err := tx.ListWebhookEndpoints(ctx, keyID)
+// In a process that runs jobs the first attempt is made here as soon as
+// the transaction commits, with the event and the endpoint as read now
+// (internal/handoff). Running it twice changes nothing: an event has at
+// most one delivery per endpoint.
+func FanOut(ctx context.Context, tx FanOutTx, ev *Recorded, now time.Time, newID func() string) error {
+	eps, err := tx.ListWebhookEndpoints(ctx, ev.AccessKeyID)
 	if err != nil {
 		return err
 	}
 	now = now.UTC()
 	for _, ep := range eps {
-		if !ep.Enabled() || !ep.Wants(eventType) {
+		if !ep.Enabled() || !ep.Wants(ev.Type) {
 			continue
 		}
-		del := &Delivery{ID: newID(), EventID: eventID, EndpointID: ep.ID, Status: Pending,
+		del := &Delivery{ID: newID(), EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
 			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
 		created, err := tx.CreateDelivery(ctx, del)
 		if err != nil {
 			return err
 		}
 		if created {
-			if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID}, nil); err != nil {
+			if err := handoff.Enqueue(ctx, tx, DeliverArgs{DeliveryID: del.ID}, &toSend{del, ep, ev}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// toSend is what a first attempt handed off by FanOut is made with.
+type toSend struct {
+	del *Delivery
+	ep  *Endpoint
+	ev  *Recorded
+}
+
+// AddHandoff registers the first attempts handed off by FanOut.
+func AddHandoff(w *handoff.Workers, d *Dispatcher) {
+	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff)
+}
+
+// sendHandedOff makes a delivery's first attempt as its job would, in the
+// process whose transaction created it. The attempt's record deletes the
+// job with it (finish); a run that ends without a record hands the job
+// back to River, due in a second. If even that fails, the job runs when
+// its safety net falls due.
+func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
+	args, _ := j.Args.(DeliverArgs)
+	ts, ok := j.Data.(*toSend)
+	if !ok {
+		return errors.New("webhook: a handed-off delivery without its data")
+	}
+	ctx = handoff.Running(ctx, j, args.DeliveryID)
+	if t := d.timeout(); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	err := d.send(ctx, args.Generation, ts.del, ts.ep, ts.ev)
+	if err == nil {
+		return nil
+	}
+	at := d.Now().Add(time.Second)
+	var snooze *rivertype.JobSnoozeError
+	if errors.As(err, &snooze) {
+		at = d.Now().Add(snooze.Duration)
+	}
+	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelBack()
+	if berr := d.Transact(back, func(tx DispatchTx) error {
+		return handoff.Return(back, tx, args.DeliveryID, args, at)
+	}); berr != nil && d.Log != nil {
+		d.Log.Warn("handing a webhook delivery back to River failed: it runs when its safety net falls due",
+			"delivery_id", args.DeliveryID, "error", berr)
+	}
+	return err
 }
 
 // DeliverWorker sends a delivery once.
@@ -238,11 +292,14 @@ type DeliverWorker struct {
 
 // Timeout lets a delivery wait for its endpoint whatever the job timeout
 // of the payment jobs is.
-func (w *DeliverWorker) Timeout(*river.Job[DeliverArgs]) time.Duration {
-	if w.Dispatcher.SendTimeout <= 0 {
+func (w *DeliverWorker) Timeout(*river.Job[DeliverArgs]) time.Duration { return w.Dispatcher.timeout() }
+
+// timeout bounds one attempt with its bookkeeping; 0: River's job timeout.
+func (d *Dispatcher) timeout() time.Duration {
+	if d.SendTimeout <= 0 {
 		return 0
 	}
-	return w.Dispatcher.SendTimeout + 15*time.Second
+	return d.SendTimeout + 15*time.Second
 }
 
 // Work sends the event to the endpoint and records the attempt; on failure
@@ -255,7 +312,13 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) e
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", job.Args.DeliveryID, err)
 	}
-	if del.Status != Pending || del.Generation != job.Args.Generation {
+	return d.send(ctx, job.Args.Generation, del, ep, ev)
+}
+
+// send makes the attempt of generation at del, to ep, with ev, and
+// records it.
+func (d *Dispatcher) send(ctx context.Context, generation int, del *Delivery, ep *Endpoint, ev *Recorded) error {
+	if del.Status != Pending || del.Generation != generation {
 		return nil // finished, or superseded by a later job
 	}
 	now := d.Now().UTC()
@@ -267,7 +330,7 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) e
 		if ep.DeletedAt != nil {
 			reason = ReasonEndpointRemoved
 		}
-		return d.finish(ctx, del, job.Args.Generation, nil, Failed, reason, time.Time{}, false)
+		return d.finish(ctx, del, generation, nil, Failed, reason, time.Time{}, false)
 	}
 	secrets, err := Secrets(d.Sealer, ep, now)
 	if err != nil {
@@ -292,14 +355,14 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) e
 	del.Attempts++
 	switch {
 	case ans.Success():
-		return d.finish(ctx, del, job.Args.Generation, attempt, Succeeded, "", time.Time{}, false)
+		return d.finish(ctx, del, generation, attempt, Succeeded, "", time.Time{}, false)
 	case ans.StatusCode == 410:
-		return d.finish(ctx, del, job.Args.Generation, attempt, Failed, ReasonEndpointGone, time.Time{}, true)
+		return d.finish(ctx, del, generation, attempt, Failed, ReasonEndpointGone, time.Time{}, true)
 	}
 	if next, ok := NextAttempt(first, now, del.Attempts, ans.RetryAfter, d.Jitter); ok {
-		return d.finish(ctx, del, job.Args.Generation, attempt, Pending, "", next, false)
+		return d.finish(ctx, del, generation, attempt, Pending, "", next, false)
 	}
-	return d.finish(ctx, del, job.Args.Generation, attempt, Failed, ReasonExpired, time.Time{}, false)
+	return d.finish(ctx, del, generation, attempt, Failed, ReasonExpired, time.Time{}, false)
 }
 
 // finish records an attempt (when one was made) and the delivery's new
@@ -325,7 +388,11 @@ func (d *Dispatcher) finish(ctx context.Context, del *Delivery, generation int, 
 			}
 		}
 		updated, err := tx.UpdateDelivery(ctx, del, generation)
-		if err != nil || !updated || status != Pending {
+		if err != nil {
+			return err
+		}
+		// An attempt handed off to this process: its job must not run again.
+		if err := handoff.Finish(ctx, tx, del.ID); err != nil || !updated || status != Pending {
 			return err
 		}
 		return tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID, Generation: del.Generation},

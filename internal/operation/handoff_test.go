@@ -1,0 +1,162 @@
+package operation_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/jobs"
+	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/vault"
+)
+
+// handoffRig is an engine that runs what its transactions queue itself
+// (internal/handoff), slots at once, and whose River client never works:
+// a job River would have to run stays in the table for the test to see.
+type handoffRig struct {
+	*rig
+	river *river.Client[*sql.Tx]
+}
+
+func newHandoffRig(t *testing.T, db storetest.Database, slots int) *handoffRig {
+	s := storetest.Open(t, db)
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	e := &operation.Engine{Store: s, Sealer: vault.New(), Now: time.Now, Log: log, PollEvery: pollEvery,
+		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
+			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
+		}}
+	th := &thing{}
+	e.Handle("thing", th)
+	workers, handedOff := river.NewWorkers(), handoff.NewWorkers()
+	operation.AddWorkers(workers, e)
+	operation.AddHandoff(handedOff, e)
+	q, err := jobs.NewClient(s, workers, time.Now, jobs.Options{Work: true, MaxWorkers: slots, Log: log, Handoff: handedOff})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = handedOff.Stop(context.Background()) })
+	return &handoffRig{rig: &rig{t: t, store: s, engine: e, thing: th}, river: q}
+}
+
+// jobs lists River's jobs of operations.
+func (r *handoffRig) jobs() []*rivertype.JobRow {
+	r.t.Helper()
+	res, err := r.river.JobList(context.Background(), river.NewJobListParams().Kinds(operation.RunArgs{}.Kind()).First(100))
+	require.NoError(r.t, err)
+	return res.Jobs
+}
+
+func (r *handoffRig) done(op *operation.Operation) bool {
+	cur, _ := r.reload(op)
+	return cur.State == operation.Done
+}
+
+func (r *handoffRig) calls() []string {
+	r.thing.mu.Lock()
+	defer r.thing.mu.Unlock()
+	return slices.Clone(r.thing.calls)
+}
+
+// TestHandoff: an operation queued in a process that runs jobs is run
+// there as its transaction commits, and its River job, the safety net, is
+// deleted with the outcome; undone writes run nothing and free their
+// slot; a full pool leaves the job to River at once; a run without an
+// outcome hands the job back at River's time (docs/operations.md,
+// "Background jobs").
+func TestHandoff(t *testing.T) {
+	ctx := context.Background()
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Run("run at the commit, the job deleted with the outcome", func(t *testing.T) {
+				r := newHandoffRig(t, db, 2)
+				r.thing.answers = []answer{{status: "succeeded"}}
+				op := r.queue(operation.Pending)
+				require.Eventually(t, func() bool { return r.done(op) }, 10*time.Second, 5*time.Millisecond)
+				require.Equal(t, []string{secret}, r.calls())
+				_, kept := r.reload(op)
+				require.False(t, kept, "the secret is deleted with the outcome")
+				require.Empty(t, r.jobs(), "the safety net is deleted with the outcome")
+			})
+
+			t.Run("undone writes run nothing and free their slot", func(t *testing.T) {
+				r := newHandoffRig(t, db, 1)
+				r.thing.answers = []answer{{status: "succeeded"}}
+				undone := errors.New("refused")
+				queue := func(tx *store.Tx) error {
+					now := time.Now().UTC()
+					return r.engine.Queue(ctx, tx, &operation.Operation{ID: uuid.NewString(), Resource: "thing", ResourceID: uuid.NewString(),
+						Kind: "poke", CreatedAt: now, UpdatedAt: now}, nil)
+				}
+				require.ErrorIs(t, r.store.InTx(ctx, func(tx *store.Tx) error {
+					require.NoError(t, queue(tx))
+					return undone
+				}), undone)
+				require.ErrorIs(t, r.store.Batch(ctx, func(_ context.Context, tx *store.Tx) error {
+					require.NoError(t, queue(tx))
+					return undone
+				}), undone)
+				require.NoError(t, r.store.InTx(ctx, func(tx *store.Tx) error {
+					require.NoError(t, tx.Savepoint(ctx, "request"))
+					require.NoError(t, queue(tx))
+					return tx.RollbackTo(ctx, "request")
+				}))
+				// Had a slot stayed taken, this one would be left to River
+				// (which does not run here) and never be done.
+				op := r.queue(operation.Pending)
+				require.Eventually(t, func() bool { return r.done(op) }, 10*time.Second, 5*time.Millisecond)
+				require.Equal(t, []string{secret}, r.calls(), "only the committed operation was sent")
+				require.Empty(t, r.jobs())
+			})
+
+			t.Run("a full pool leaves the job to River at once", func(t *testing.T) {
+				r := newHandoffRig(t, db, 1)
+				r.thing.answers = []answer{{status: "succeeded"}}
+				r.thing.gate = make(chan struct{})
+				first := r.queue(operation.Pending)
+				second := r.queue(operation.Pending)
+				js := r.jobs()
+				require.Len(t, js, 2)
+				net, now := js[0], js[1]
+				require.Equal(t, rivertype.JobStateScheduled, net.State, "the first one's safety net")
+				require.Contains(t, net.Tags, handoff.Tag)
+				require.Greater(t, time.Until(net.ScheduledAt), time.Minute, "due after River's rescue window")
+				require.Equal(t, rivertype.JobStateAvailable, now.State, "the second one is River's, at once")
+				require.NotContains(t, now.Tags, handoff.Tag)
+				close(r.thing.gate)
+				require.Eventually(t, func() bool { return r.done(first) }, 10*time.Second, 5*time.Millisecond)
+				require.False(t, r.done(second))
+				js = r.jobs()
+				require.Len(t, js, 1)
+				require.Equal(t, now.ID, js[0].ID)
+			})
+
+			t.Run("no outcome: handed back at River's time", func(t *testing.T) {
+				r := newHandoffRig(t, db, 1)
+				r.thing.answers = []answer{{err: provider.Errorf(provider.Transient, "503")}}
+				op := r.queue(operation.Pending)
+				var js []*rivertype.JobRow
+				require.Eventually(t, func() bool {
+					js = r.jobs()
+					return len(js) == 1 && !slices.Contains(js[0].Tags, handoff.Tag)
+				}, 10*time.Second, 5*time.Millisecond)
+				require.Equal(t, []string{secret}, r.calls())
+				require.Less(t, time.Until(js[0].ScheduledAt), 2*time.Second, "River retries after its first backoff, 1 s")
+				cur, kept := r.reload(op)
+				require.Equal(t, operation.Pending, cur.State)
+				require.True(t, kept, "the secret stays for the retry")
+			})
+		})
+	}
+}
