@@ -36,6 +36,11 @@ type Job struct {
 	Data any
 }
 
+// Prepare reads, in the transaction that queues a job, what its run will
+// need (through tx), so that the run reads nothing before its work: on
+// PostgreSQL one transaction fewer. An error leaves the job to River.
+type Prepare func(ctx context.Context, tx any, args river.JobArgs) (data any, err error)
+
 // Func runs a handed-off job of one kind. It must record the outcome in a
 // transaction that calls Finish, or call Return, or leave the net to River;
 // a nil error counts as done, an error as handed back (for the metrics).
@@ -71,6 +76,13 @@ func Enqueue(ctx context.Context, tx Enqueuer, args river.JobArgs, data any) err
 	p := ht.Handoff().reserve(args)
 	if p == nil {
 		return tx.Enqueue(ctx, args, nil)
+	}
+	if prep := p.w.prepare[args.Kind()]; prep != nil && data == nil {
+		var err error
+		if data, err = prep(ctx, tx, args); err != nil {
+			p.release()
+			return tx.Enqueue(ctx, args, nil)
+		}
 	}
 	id, fresh, err := ht.EnqueueJob(ctx, args, &river.InsertOpts{ScheduledAt: p.now().Add(p.window), Tags: []string{Tag}})
 	if err != nil || !fresh {
@@ -144,7 +156,8 @@ func Return(ctx context.Context, tx any, key string, args river.JobArgs, at time
 // the queue's River workers, so that a slow webhook endpoint never takes a
 // payment's slot.
 type Workers struct {
-	funcs map[string]Func
+	funcs   map[string]Func
+	prepare map[string]Prepare
 	pools map[string]*pool
 	// OnFinished is told of every run (for the metrics): "completed" or
 	// "handed_back".
@@ -152,10 +165,16 @@ type Workers struct {
 }
 
 // NewWorkers returns workers with no kinds.
-func NewWorkers() *Workers { return &Workers{funcs: map[string]Func{}} }
+func NewWorkers() *Workers { return &Workers{funcs: map[string]Func{}, prepare: map[string]Prepare{}} }
 
-// Add registers the run of a job kind.
-func (w *Workers) Add(kind string, fn Func) { w.funcs[kind] = fn }
+// Add registers the run of a job kind, and optionally (not nil) what the
+// queuing transaction reads for it.
+func (w *Workers) Add(kind string, fn Func, prep Prepare) {
+	w.funcs[kind] = fn
+	if prep != nil {
+		w.prepare[kind] = prep
+	}
+}
 
 // Start makes a pool per queue, of the given size; window is how far the
 // safety nets are scheduled (River's rescue window); now is River's clock.

@@ -282,62 +282,101 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 		return err
 	}
 	defer func() { release() }()
-	var (
-		op     *Operation
-		h      Handler
-		call   Call
-		sealed []byte
-	)
-	err = e.read(ctx, func(r Store) error {
+	var l *loaded
+	if err := e.read(ctx, func(r Store) error {
 		var err error
-		if rr, ok := r.(RunReader); ok {
-			var off time.Duration
-			if op, sealed, off, err = rr.FindOperationToRun(ctx, opID); err != nil || op.State == Done {
-				return err
-			}
-			if e.KeyClocks && !clock.Known(ctx) {
-				ctx = clock.With(ctx, off)
-			}
-		} else {
-			if op, err = r.FindOperation(ctx, opID); err != nil || op.State == Done {
-				return err
-			}
-			if ctx, err = e.withKeyClock(ctx, r, op); err != nil {
-				return err
-			}
-			// Gone once the provider has seen it (Record deletes it).
-			sealed, _ = r.OperationSecret(ctx, op.ID)
-		}
-		if h, err = e.handler(op); err != nil {
-			return err
-		}
-		if l, ok := h.(ReaderLoader); ok && e.Read != nil {
-			call, err = l.LoadFrom(ctx, r, op)
-		} else {
-			call, err = h.Load(ctx, op)
-		}
+		l, err = e.load(ctx, r, opID, e.Read != nil)
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	if op.State == Done {
+	return e.runLoaded(ctx, l, attempt, maxAttempts, release)
+}
+
+// loaded is what a run reads before its call.
+type loaded struct {
+	op     *Operation
+	h      Handler
+	call   Call
+	sealed []byte
+	// known: the run goes by a key's clock, offset by clock.
+	known bool
+	clock time.Duration
+}
+
+// load reads what a run needs before its call through r: the engine's
+// read transaction or store, or the transaction that queues the operation
+// when it is handed off (internal/handoff); the handler reads through r
+// too when through is set (ReaderLoader). op is done: nothing else is read.
+func (e *Engine) load(ctx context.Context, r any, opID string, through bool) (*loaded, error) {
+	l := &loaded{known: clock.Known(ctx), clock: clock.Offset(ctx)}
+	var err error
+	if rr, ok := r.(RunReader); ok {
+		var off time.Duration
+		if l.op, l.sealed, off, err = rr.FindOperationToRun(ctx, opID); err != nil || l.op.State == Done {
+			return l, err
+		}
+		if e.KeyClocks && !l.known {
+			l.known, l.clock = true, off
+		}
+	} else {
+		s, ok := r.(Store)
+		if !ok {
+			return nil, fmt.Errorf("operation %s: nothing to read it with", opID)
+		}
+		if l.op, err = s.FindOperation(ctx, opID); err != nil || l.op.State == Done {
+			return l, err
+		}
+		kctx, err := e.withKeyClock(ctx, r, l.op)
+		if err != nil {
+			return nil, err
+		}
+		l.known, l.clock = clock.Known(kctx), clock.Offset(kctx)
+		// Gone once the provider has seen it (Record deletes it).
+		l.sealed, _ = s.OperationSecret(ctx, l.op.ID)
+	}
+	if l.h, err = e.handler(l.op); err != nil {
+		return nil, err
+	}
+	if l.known {
+		ctx = clock.With(ctx, l.clock)
+	}
+	if rl, ok := l.h.(ReaderLoader); ok && through {
+		l.call, err = rl.LoadFrom(ctx, r, l.op)
+	} else {
+		l.call, err = l.h.Load(ctx, l.op)
+	}
+	return l, err
+}
+
+// runLoaded makes the call of a loaded operation and records its outcome;
+// release gives back the step the caller holds (the provider's time is not
+// ours).
+func (e *Engine) runLoaded(ctx context.Context, l *loaded, attempt, maxAttempts int, release func()) error {
+	if l.op.State == Done {
 		return nil
 	}
+	if l.known {
+		ctx = clock.With(ctx, l.clock)
+	}
+	op, h, call := l.op, l.h, l.call
 	e.crash("before_call", call)
-	release() // the provider's time is not ours
-	var out Outcome
+	release()
+	var (
+		out Outcome
+		err error
+	)
 	if op.State == Inquiring {
 		out, err = call.Inquire(ctx)
 		if provider.KindOf(err) == provider.NotFound {
 			// The provider never saw the operation: sending it is safe.
-			out, err = e.send(ctx, call, op, sealed)
+			out, err = e.send(ctx, call, op, l.sealed)
 		}
 	} else {
-		out, err = e.send(ctx, call, op, sealed)
+		out, err = e.send(ctx, call, op, l.sealed)
 	}
-	var stepErr error
-	if release, stepErr = e.Step(ctx); stepErr != nil {
+	release, stepErr := e.Step(ctx)
+	if stepErr != nil {
 		release = func() {}
 		if err == nil {
 			// Answered, then stopped before recording: the retry sends the
@@ -345,6 +384,7 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 			return stepErr
 		}
 	}
+	defer release()
 	e.crash("after_call", call)
 	if err != nil {
 		return e.failed(ctx, h, op, err, attempt, maxAttempts)

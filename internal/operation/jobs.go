@@ -90,8 +90,25 @@ func AddWorkers(w *river.Workers, e *Engine) {
 // transaction that queued them (internal/handoff).
 func AddHandoff(w *handoff.Workers, e *Engine) {
 	r := runner{e}
-	w.Add(RunArgs{}.Kind(), r.runHandedOff)
-	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff)
+	w.Add(RunArgs{}.Kind(), r.runHandedOff, r.prepare)
+	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff, r.prepare)
+}
+
+func operationID(args river.JobArgs) string {
+	switch a := args.(type) {
+	case RunArgs:
+		return a.OperationID
+	case LegacyPaymentArgs:
+		return a.OperationID
+	}
+	return ""
+}
+
+// prepare reads, in the transaction that queues the operation, what its
+// run reads before the call (the operation, its secret, its key's clock,
+// the resource), so that the run starts with the call.
+func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs) (any, error) {
+	return r.e.load(ctx, tx, operationID(args), true)
 }
 
 // runHandedOff runs an operation as its job's first attempt would, in the
@@ -100,16 +117,15 @@ func AddHandoff(w *handoff.Workers, e *Engine) {
 // snooze) hands the job back to River at the time River would have run it
 // again. If even that fails, the job runs when its safety net falls due.
 func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
-	var opID string
-	switch a := j.Args.(type) {
-	case RunArgs:
-		opID = a.OperationID
-	case LegacyPaymentArgs:
-		opID = a.OperationID
-	}
+	opID := operationID(j.Args)
 	ctx, cancel := context.WithTimeout(handoff.Running(ctx, j, opID), r.timeout())
 	defer cancel()
-	err := r.e.Run(ctx, opID, 1, RunArgs{}.InsertOpts().MaxAttempts)
+	var err error
+	if l, ok := j.Data.(*loaded); ok {
+		err = r.e.runLoaded(ctx, l, 1, RunArgs{}.InsertOpts().MaxAttempts, func() {})
+	} else {
+		err = r.e.Run(ctx, opID, 1, RunArgs{}.InsertOpts().MaxAttempts)
+	}
 	if err == nil {
 		return nil
 	}

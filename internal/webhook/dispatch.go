@@ -244,7 +244,7 @@ type toSend struct {
 
 // AddHandoff registers the first attempts handed off by FanOut.
 func AddHandoff(w *handoff.Workers, d *Dispatcher) {
-	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff)
+	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff, nil)
 }
 
 // sendHandedOff makes a delivery's first attempt as its job would, in the
