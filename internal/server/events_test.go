@@ -125,5 +125,12 @@ func TestPaymentEventsDelivered(t *testing.T) {
 		// The receiver has the request before the worker records its
 		// answer: the delivery is succeeded once that commits.
 		e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+		// This process ran the operation and the first attempt as their
+		// transactions committed (internal/handoff): their River jobs,
+		// safety nets, went with the outcome and the attempt's record.
+		var left int
+		require.NoError(t, e.store.DB().QueryRow(`SELECT count(*) FROM river_job
+			WHERE kind IN ('payment.operate', 'operation.run', 'webhook.deliver')`).Scan(&left))
+		require.Zero(t, left)
 	})
 }
