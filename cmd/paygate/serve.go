@@ -215,8 +215,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	httpErr := httpServer.Shutdown(stopCtx)
 	var queueErr error
 	if *role != "api" {
-		// Runs handed off first: one cut short leaves its job to River.
-		queueErr = errors.Join(handedOff.Stop(stopCtx), queue.Stop(stopCtx))
+		// Both at once, within the same time: a handed-off run cut short
+		// leaves its job to River.
+		handoffErr := make(chan error, 1)
+		go func() { handoffErr <- handedOff.Stop(stopCtx) }()
+		queueErr = errors.Join(queue.Stop(stopCtx), <-handoffErr)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

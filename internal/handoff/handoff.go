@@ -17,6 +17,9 @@ package handoff
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +37,10 @@ type Job struct {
 	ID   int64
 	Args river.JobArgs
 	Data any
+	// Due is when the safety net falls due (River's clock): the run's
+	// context ends a second before, so that River never runs the job
+	// while the run still may.
+	Due time.Time
 }
 
 // Prepare reads, in the transaction that queues a job, what its run will
@@ -77,24 +84,32 @@ func Enqueue(ctx context.Context, tx Enqueuer, args river.JobArgs, data any) err
 	if p == nil {
 		return tx.Enqueue(ctx, args, nil)
 	}
+	// The slot is the transaction's once its fate will be told; until
+	// then (an error, a panic) it is given back here.
+	owned := false
+	defer func() {
+		if !owned {
+			p.release()
+		}
+	}()
 	if prep := p.w.prepare[args.Kind()]; prep != nil && data == nil {
 		var err error
 		if data, err = prep(ctx, tx, args); err != nil {
-			p.release()
 			return tx.Enqueue(ctx, args, nil)
 		}
 	}
-	id, fresh, err := ht.EnqueueJob(ctx, args, &river.InsertOpts{ScheduledAt: p.now().Add(p.window), Tags: []string{Tag}})
+	due := p.now().Add(p.window)
+	id, fresh, err := ht.EnqueueJob(ctx, args, &river.InsertOpts{ScheduledAt: due, Tags: []string{Tag}})
 	if err != nil || !fresh {
-		p.release() // a job already stood for it: that one runs
-		return err
+		return err // !fresh: a job already stood for it, and that one runs
 	}
+	owned = true
 	ht.AfterCommit(func(committed bool) {
 		if !committed {
 			p.release()
 			return
 		}
-		p.run(Job{ID: id, Args: args, Data: data})
+		p.run(Job{ID: id, Args: args, Data: data, Due: due})
 	})
 	return nil
 }
@@ -159,9 +174,11 @@ type Workers struct {
 	funcs   map[string]Func
 	prepare map[string]Prepare
 	pools map[string]*pool
-	// OnFinished is told of every run (for the metrics): "completed" or
-	// "handed_back".
+	// OnFinished is told of every run (for the metrics): "completed",
+	// "handed_back" or "panicked".
 	OnFinished func(kind, outcome string)
+	// Log records a run that panicked (its net stays for River).
+	Log *slog.Logger
 }
 
 // NewWorkers returns workers with no kinds.
@@ -213,9 +230,17 @@ func (w *Workers) Stop(ctx context.Context) error {
 	for _, p := range w.pools {
 		p.cancel()
 	}
-	<-done
+	// Cancelled runs return at once; do not wait forever for one that
+	// does not.
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+	}
 	return ctx.Err()
 }
+
+// stopGrace is how long Stop waits for cancelled runs.
+const stopGrace = 5 * time.Second
 
 // reserve takes a slot of the pool of args' queue, or returns nil: no
 // workers, no run for the kind, stopped, or full.
@@ -267,13 +292,29 @@ func (p *pool) run(j Job) {
 	go func() {
 		defer p.release()
 		kind := j.Args.Kind()
-		err := p.w.funcs[kind](p.ctx, j)
-		if p.w.OnFinished != nil {
-			outcome := "completed"
-			if err != nil {
-				outcome = "handed_back"
+		outcome := "completed"
+		defer func() {
+			if v := recover(); v != nil {
+				// River recovers a worker's panic; so does a run here,
+				// leaving the job to its net.
+				outcome = "panicked"
+				if p.w.Log != nil {
+					p.w.Log.Error("a handed-off job panicked: River runs it when its safety net falls due",
+						"kind", kind, "job_id", j.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				}
 			}
-			p.w.OnFinished(kind, outcome)
+			if p.w.OnFinished != nil {
+				p.w.OnFinished(kind, outcome)
+			}
+		}()
+		ctx, cancel := context.WithTimeout(p.ctx, j.Due.Sub(p.now())-time.Second)
+		defer cancel()
+		if err := p.w.funcs[kind](ctx, j); err != nil {
+			outcome = "handed_back"
 		}
 	}()
 }
+
+// ReturnTimeout bounds handing a run back (Return's transaction), which
+// may come after the run's own context has ended (a shutdown).
+const ReturnTimeout = 3 * time.Second

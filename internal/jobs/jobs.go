@@ -146,9 +146,7 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 			sizes[q] = c.MaxWorkers
 		}
 		o.Handoff.Start(sizes, cfg.RescueStuckJobsAfter, now)
-		if o.OnFinished != nil {
-			o.Handoff.OnFinished = o.OnFinished
-		}
+		o.Handoff.OnFinished, o.Handoff.Log = o.OnFinished, o.Log
 		s.UseHandoff(o.Handoff)
 	}
 	if o.Work && o.OnFinished != nil {

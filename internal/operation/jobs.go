@@ -134,7 +134,7 @@ func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
 	if errors.As(err, &snooze) {
 		at = r.e.Now().Add(snooze.Duration)
 	}
-	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), handoff.ReturnTimeout)
 	defer cancelBack()
 	if berr := r.e.Transact(back, func(tx Tx) error { return handoff.Return(back, tx, opID, j.Args, at) }); berr != nil {
 		r.e.Log.Warn("handing an operation back to River failed: it runs when its safety net falls due",

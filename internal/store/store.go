@@ -205,6 +205,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback() // the connection back, what waits for the commit told
+			panic(p)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
@@ -289,7 +295,8 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // RequeueInterruptedJobs makes jobs left running by a killed process
 // available again, and the safety nets of the jobs it had handed off to
-// itself (internal/handoff) due at once. Only for SQLite, where one serve
+// itself (internal/handoff) due at once (a net River has run and snoozed
+// keeps its time). Only for SQLite, where one serve
 // process owns the data folder (serve holds a lock file), so every running
 // job and every net at start was interrupted; on PostgreSQL other live
 // processes may be running them, and River's rescuer and the nets' window
@@ -309,7 +316,8 @@ func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
 	// Due when queued: River's clock at the time, which a test's clock
 	// hook may hold back.
 	res, err = s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = created_at
-		WHERE state = 'scheduled' AND EXISTS (SELECT 1 FROM json_each(river_job.tags) WHERE value = $1)`, handoff.Tag)
+		WHERE state = 'scheduled' AND attempt = 0
+		AND EXISTS (SELECT 1 FROM json_each(river_job.tags) WHERE value = $1)`, handoff.Tag)
 	if err != nil {
 		return 0, err
 	}

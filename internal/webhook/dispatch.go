@@ -273,7 +273,7 @@ func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
 	if errors.As(err, &snooze) {
 		at = d.Now().Add(snooze.Duration)
 	}
-	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), handoff.ReturnTimeout)
 	defer cancelBack()
 	if berr := d.Transact(back, func(tx DispatchTx) error {
 		return handoff.Return(back, tx, args.DeliveryID, args, at)
