@@ -173,7 +173,7 @@ func Return(ctx context.Context, tx any, key string, args river.JobArgs, at time
 type Workers struct {
 	funcs   map[string]Func
 	prepare map[string]Prepare
-	pools map[string]*pool
+	pools   map[string]*pool
 	// OnFinished is told of every run (for the metrics): "completed",
 	// "handed_back" or "panicked".
 	OnFinished func(kind, outcome string)
