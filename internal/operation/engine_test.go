@@ -108,6 +108,15 @@ type rig struct {
 const pollEvery = 3 * time.Second
 
 func newRig(t *testing.T, db storetest.Database) *rig {
+	r, workers := newEngine(t, db)
+	_, err := jobs.NewClient(r.store, workers, time.Now, jobs.Options{Log: r.engine.Log})
+	require.NoError(t, err)
+	return r
+}
+
+// newEngine is a rig without its River client, and the River workers to
+// make one with.
+func newEngine(t *testing.T, db storetest.Database) (*rig, *river.Workers) {
 	s := storetest.Open(t, db)
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	e := &operation.Engine{Store: s, Sealer: vault.New(), Now: time.Now, Log: log, PollEvery: pollEvery,
@@ -118,9 +127,7 @@ func newRig(t *testing.T, db storetest.Database) *rig {
 	e.Handle("thing", th)
 	workers := river.NewWorkers()
 	operation.AddWorkers(workers, e)
-	_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{Log: log})
-	require.NoError(t, err)
-	return &rig{t: t, store: s, engine: e, thing: th}
+	return &rig{t: t, store: s, engine: e, thing: th}, workers
 }
 
 // queue stores an operation of the fake resource with a secret, in state.

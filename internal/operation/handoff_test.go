@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +19,6 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
-	"github.com/paygate/paygate/internal/vault"
 )
 
 // handoffRig is an engine that runs what its transactions queue itself
@@ -33,21 +30,13 @@ type handoffRig struct {
 }
 
 func newHandoffRig(t *testing.T, db storetest.Database, slots int) *handoffRig {
-	s := storetest.Open(t, db)
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	e := &operation.Engine{Store: s, Sealer: vault.New(), Now: time.Now, Log: log, PollEvery: pollEvery,
-		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
-			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		}}
-	th := &thing{}
-	e.Handle("thing", th)
-	workers, handedOff := river.NewWorkers(), handoff.NewWorkers()
-	operation.AddWorkers(workers, e)
-	operation.AddHandoff(handedOff, e)
-	q, err := jobs.NewClient(s, workers, time.Now, jobs.Options{Work: true, MaxWorkers: slots, Log: log, Handoff: handedOff})
+	r, workers := newEngine(t, db)
+	handedOff := handoff.NewWorkers()
+	operation.AddHandoff(handedOff, r.engine)
+	q, err := jobs.NewClient(r.store, workers, time.Now, jobs.Options{Work: true, MaxWorkers: slots, Log: r.engine.Log, Handoff: handedOff})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = handedOff.Stop(context.Background()) })
-	return &handoffRig{rig: &rig{t: t, store: s, engine: e, thing: th}, river: q}
+	return &handoffRig{rig: r, river: q}
 }
 
 // jobs lists River's jobs of operations.
