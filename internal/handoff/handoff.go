@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Tag marks a safety net among River's jobs: on SQLite, where one process
@@ -144,6 +145,24 @@ func Finish(ctx context.Context, tx any, key string) error {
 		return nil
 	}
 	return d.DeleteJob(ctx, r.id)
+}
+
+// HandBack hands a run that ended with err (not nil) back to River, as
+// River would take the job's first attempt ending so: due at retryAt, or
+// after the snooze err asks for (from now). transact runs Return in a
+// transaction of the run's own kind; it gets ReturnTimeout even when ctx
+// has ended (a shutdown, the run's deadline). It returns what handing back
+// failed with: the job then runs when its net falls due.
+func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx any) error) error,
+	key string, args river.JobArgs, err error, retryAt, now time.Time) error {
+	at := retryAt
+	var snooze *rivertype.JobSnoozeError
+	if errors.As(err, &snooze) {
+		at = now.Add(snooze.Duration)
+	}
+	back, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReturnTimeout)
+	defer cancel()
+	return transact(back, func(tx any) error { return Return(back, tx, key, args, at) })
 }
 
 // Return hands the run of key that ctx belongs to back to River: in tx, its

@@ -2,11 +2,9 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/paygate/paygate/internal/handoff"
 )
@@ -129,14 +127,10 @@ func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
 	if err == nil {
 		return nil
 	}
-	at := r.nextRetry(1)
-	var snooze *rivertype.JobSnoozeError
-	if errors.As(err, &snooze) {
-		at = r.e.Now().Add(snooze.Duration)
+	transact := func(ctx context.Context, fn func(tx any) error) error {
+		return r.e.Transact(ctx, func(tx Tx) error { return fn(tx) })
 	}
-	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), handoff.ReturnTimeout)
-	defer cancelBack()
-	if berr := r.e.Transact(back, func(tx Tx) error { return handoff.Return(back, tx, opID, j.Args, at) }); berr != nil {
+	if berr := handoff.HandBack(ctx, transact, opID, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
 		r.e.Log.Warn("handing an operation back to River failed: it runs when its safety net falls due",
 			"operation_id", opID, "error", berr)
 	}

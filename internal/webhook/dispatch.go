@@ -268,16 +268,10 @@ func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
 	if err == nil {
 		return nil
 	}
-	at := d.Now().Add(time.Second)
-	var snooze *rivertype.JobSnoozeError
-	if errors.As(err, &snooze) {
-		at = d.Now().Add(snooze.Duration)
+	transact := func(ctx context.Context, fn func(tx any) error) error {
+		return d.Transact(ctx, func(tx DispatchTx) error { return fn(tx) })
 	}
-	back, cancelBack := context.WithTimeout(context.WithoutCancel(ctx), handoff.ReturnTimeout)
-	defer cancelBack()
-	if berr := d.Transact(back, func(tx DispatchTx) error {
-		return handoff.Return(back, tx, args.DeliveryID, args, at)
-	}); berr != nil && d.Log != nil {
+	if berr := handoff.HandBack(ctx, transact, args.DeliveryID, args, err, d.Now().Add(time.Second), d.Now()); berr != nil && d.Log != nil {
 		d.Log.Warn("handing a webhook delivery back to River failed: it runs when its safety net falls due",
 			"delivery_id", args.DeliveryID, "error", berr)
 	}
