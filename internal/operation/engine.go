@@ -30,6 +30,9 @@ type Store interface {
 // the richer interface it needs (the store's transaction offers all).
 type Tx interface {
 	FindOperation(ctx context.Context, id string) (*Operation, error)
+	// LockOperation reads an operation and holds it until the transaction
+	// ends: two runs recording an outcome for it take turns.
+	LockOperation(ctx context.Context, id string) (*Operation, error)
 	UpdateOperation(ctx context.Context, op *Operation) error
 	DeleteOperationSecret(ctx context.Context, operationID string) error
 }
@@ -433,7 +436,7 @@ func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error
 		// From now on only ask; an unreadable answer is recorded by the
 		// handler too (manual_review).
 		if err := e.Transact(ctx, func(tx Tx) error {
-			cur, err := tx.FindOperation(ctx, op.ID)
+			cur, err := tx.LockOperation(ctx, op.ID)
 			if err != nil || cur.State == Done {
 				return err
 			}
@@ -464,7 +467,9 @@ func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error
 func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 	var snooze time.Duration
 	err := e.Transact(ctx, func(tx Tx) error {
-		op, err := tx.FindOperation(ctx, opID)
+		// Locked: a second run recording at the same time (a rescued job,
+		// a handed-off run's net) waits, then finds this outcome.
+		op, err := tx.LockOperation(ctx, opID)
 		if err != nil {
 			return err
 		}

@@ -287,3 +287,30 @@ func TestUnknownResource(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordOnce: runs of one operation recording outcomes at once (a
+// handed-off run and River's run of its safety net, a rescued job) take
+// turns on the operation's row: one outcome is applied, the others find it
+// recorded, on both databases, whatever the resource's own checks.
+func TestRecordOnce(t *testing.T) {
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			r := newRig(t, db)
+			op := r.queue(operation.Pending)
+			const n = 12
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { errs[i] = r.engine.Record(context.Background(), op.ID, outcome{"succeeded"}) })
+			}
+			wg.Wait()
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			require.Equal(t, []string{"succeeded"}, r.thing.applied, "applied once")
+			cur, kept := r.reload(op)
+			require.Equal(t, operation.Done, cur.State)
+			require.False(t, kept)
+		})
+	}
+}

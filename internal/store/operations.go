@@ -54,6 +54,23 @@ func (q Queries) FindOperation(ctx context.Context, id string) (*operation.Opera
 	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations WHERE id = $1`, id))
 }
 
+// LockOperation finds an operation and holds it until the transaction ends
+// (PostgreSQL: FOR UPDATE; SQLite's transaction holds the write lock
+// already), so that two runs of one operation recording their outcomes at
+// once take turns: the second finds the first's outcome (a handed-off run
+// and River's run of its safety net, docs/operations.md, "Jobs run where
+// they are queued (handoff)").
+func (q Queries) LockOperation(ctx context.Context, id string) (*operation.Operation, error) {
+	if q.tx == nil {
+		return nil, ErrNeedsTx
+	}
+	lock := ""
+	if q.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
+	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations WHERE id = $1`+lock, id))
+}
+
 // FindOperationToRun reads, in one statement, what the operation engine
 // reads before a provider call besides the resource itself: the
 // operation, its sealed secret (nil once deleted) and the clock offset of
