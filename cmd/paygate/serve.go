@@ -138,6 +138,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	// On SQLite this process owns the data: a lease held at start belongs
+	// to the run of a process that stopped, and its job is queued now
+	// (docs/operations.md, "Jobs run where they are queued (handoff)").
+	if db.databaseURL == "" {
+		if n, err := handedOff.Rescue(ctx, handoff.Forever); err != nil {
+			return err
+		} else if n > 0 {
+			a.log.Warn("queued the jobs of handed-off runs interrupted by the last stop", "jobs", n)
+		}
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

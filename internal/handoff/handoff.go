@@ -2,16 +2,19 @@
 // as soon as that transaction commits and with what the transaction already
 // held, instead of through River's fetch. A payment's provider call and its
 // first webhook attempt then cost no fetch, no completion and no read of
-// their own: on PostgreSQL, two commits fewer per payment
-// (docs/operations.md, "Background jobs").
+// their own, and no River job at all (docs/operations.md, "Jobs run where
+// they are queued (handoff)").
 //
-// River keeps the guarantee. The job is queued in the same transaction as
-// ever, as a safety net scheduled one window later (the process's
-// --rescue-after: the time after which River takes a running job for
-// lost); the run here deletes the net in the transaction that records its
-// outcome (Finish). A process that dies before that leaves the job to
-// River, as it leaves a dead worker's running job, and a run that ends
-// without its outcome hands the job back to River at once (Return).
+// A lease on the job's own row keeps the guarantee. The transaction that
+// queues the job writes the row (an operation, a delivery) with a lease
+// (rescue_at) one window later, the process's --rescue-after, instead of
+// a River job. The row's final write clears the lease (the outcome
+// recorded), and a run that ends without it hands the job back to River
+// (HandBack: the lease cleared and River's job queued, in one
+// transaction). A process that dies leaves its leases to lapse: the rescue
+// that every process that runs jobs makes every RescueEvery (Workers.Rescue)
+// clears a lapsed lease and queues River's job in one transaction, so
+// exactly once whoever else rescues at the same time.
 package handoff
 
 import (
@@ -27,38 +30,51 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// Tag marks a safety net among River's jobs: on SQLite, where one process
-// owns the data, the next start runs the nets a killed process left at
-// once (store.RequeueInterruptedJobs).
+// Tag marked the River job that served as a handed-off run's safety net
+// before runs held leases (migration 00019); on SQLite a start still makes
+// the nets an earlier version left due at once (store.RequeueInterruptedJobs).
 const Tag = "handoff"
 
-// Job is a job handed off: its safety net's River id, its arguments, and
-// what the queuing transaction held for the run (nil: nothing).
+// RescueEvery is how often a process that runs jobs rescues the lapsed
+// leases: a job a dead process had in hand runs at most its window and
+// RescueEvery after it was queued. A rescue that finds nothing is one
+// indexed read.
+const RescueEvery = 10 * time.Second
+
+// Forever is a time after every lease: a rescue before it takes them all
+// (a SQLite start, where no other process can hold one).
+var Forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Job is a job handed off: its arguments, and what the queuing transaction
+// held for the run (nil: nothing).
 type Job struct {
-	ID   int64
 	Args river.JobArgs
 	Data any
-	// Due is when the safety net falls due (River's clock): the run's
-	// context ends a second before, so that River never runs the job
-	// while the run still may.
+	// Due is when the lease lapses (River's clock): the run's context
+	// ends a second before, so that a rescue never queues the job while
+	// the run still may be going.
 	Due time.Time
 }
 
 // Prepare reads, in the transaction that queues a job, what its run will
 // need (through tx), so that the run reads nothing before its work: on
-// PostgreSQL one transaction fewer. An error leaves the job to River.
+// PostgreSQL one transaction fewer. An error leaves the run to read for
+// itself.
 type Prepare func(ctx context.Context, tx any, args river.JobArgs) (data any, err error)
 
-// Func runs a handed-off job of one kind. It must record the outcome in a
-// transaction that calls Finish, or call Return, or leave the net to River;
-// a nil error counts as done, an error as handed back (for the metrics).
+// Func runs a handed-off job of one kind. It must record the outcome with
+// the write that clears the lease, or hand the job back (HandBack), or
+// leave the lease to lapse; a nil error counts as done, an error as handed
+// back (for the metrics).
 type Func func(ctx context.Context, j Job) error
+
+// Rescuer clears the leases of one kind of row that lapsed before before,
+// queues River's job for each row still unfinished, in one transaction,
+// and returns how many it queued.
+type Rescuer func(ctx context.Context, before time.Time) (int, error)
 
 // Tx is a transaction that can hand jobs off (the store's).
 type Tx interface {
-	// EnqueueJob queues a River job and returns its id; fresh is false
-	// when a unique job already stood for it (no new job).
-	EnqueueJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (id int64, fresh bool, err error)
 	// AfterCommit runs fn once the transaction's fate is known: true once
 	// its writes are durable, false once they are undone.
 	AfterCommit(fn func(committed bool))
@@ -72,89 +88,89 @@ type Enqueuer interface {
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
 
-// Enqueue queues args in tx. When tx's process runs jobs and has a slot
-// free on the job's queue, the job is queued as a safety net one window
-// later and run here as soon as tx commits, given data; otherwise it is
-// queued for River to run at once.
-func Enqueue(ctx context.Context, tx Enqueuer, args river.JobArgs, data any) error {
+// Slot is a run of one job reserved in the process of the transaction that
+// queues it. The caller writes the job's row with Lease, then calls Hand;
+// or Release when it does not.
+type Slot struct {
+	p    *pool
+	tx   Tx
+	args river.JobArgs
+	due  time.Time
+	done bool
+}
+
+// Reserve takes a slot for args' run in tx's process, or returns nil: tx
+// cannot hand off, its process runs no jobs or not this kind, has stopped,
+// or every slot of the job's queue is busy. Then River runs the job, as
+// the caller queues it.
+func Reserve(tx any, args river.JobArgs) *Slot {
 	ht, ok := tx.(Tx)
 	if !ok {
-		return tx.Enqueue(ctx, args, nil)
+		return nil
 	}
 	p := ht.Handoff().reserve(args)
 	if p == nil {
-		return tx.Enqueue(ctx, args, nil)
+		return nil
 	}
-	// The slot is the transaction's once its fate will be told; until
-	// then (an error, a panic) it is given back here.
-	owned := false
-	defer func() {
-		if !owned {
-			p.release()
-		}
-	}()
-	if prep := p.w.prepare[args.Kind()]; prep != nil && data == nil {
+	return &Slot{p: p, tx: ht, args: args, due: p.now().Add(p.window)}
+}
+
+// Lease is when the run's lease lapses, to be written on the job's row;
+// zero for no slot (nil).
+func (s *Slot) Lease() time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	return s.due
+}
+
+// Hand runs the job here once the transaction commits, given data (nil:
+// what the kind's Prepare reads now, in ctx and the transaction). The
+// job's row must have been written with Lease in the same transaction. A
+// rollback (of the transaction, or to a savepoint taken before) runs
+// nothing and frees the slot.
+func (s *Slot) Hand(ctx context.Context, data any) {
+	if s == nil || s.done {
+		return
+	}
+	s.done = true
+	if prep := s.p.w.prepare[s.args.Kind()]; prep != nil && data == nil {
 		var err error
-		if data, err = prep(ctx, tx, args); err != nil {
-			return tx.Enqueue(ctx, args, nil)
+		if data, err = prep(ctx, s.tx, s.args); err != nil {
+			data = nil // the run reads for itself
 		}
 	}
-	due := p.now().Add(p.window)
-	id, fresh, err := ht.EnqueueJob(ctx, args, &river.InsertOpts{ScheduledAt: due, Tags: []string{Tag}})
-	if err != nil || !fresh {
-		return err // !fresh: a job already stood for it, and that one runs
-	}
-	owned = true
-	ht.AfterCommit(func(committed bool) {
+	j := Job{Args: s.args, Data: data, Due: s.due}
+	p := s.p
+	s.tx.AfterCommit(func(committed bool) {
 		if !committed {
 			p.release()
 			return
 		}
-		p.run(Job{ID: id, Args: args, Data: data, Due: due})
+		p.run(j)
 	})
-	return nil
 }
 
-type runKey struct{}
-
-type run struct {
-	id  int64
-	key string
-}
-
-// Running returns ctx for the run of job j on behalf of key (the record the
-// job completes: an operation's id, a delivery's): Finish and Return act
-// on its net only for that key.
-func Running(ctx context.Context, j Job, key string) context.Context {
-	return context.WithValue(ctx, runKey{}, run{id: j.ID, key: key})
-}
-
-// Deleter deletes a River job in a transaction; a job gone or running is
-// not an error.
-type Deleter interface {
-	DeleteJob(ctx context.Context, id int64) error
-}
-
-// Finish deletes, in tx, the safety net of the run of key that ctx belongs
-// to: tx records its outcome, so the job must not run again. Outside such
-// a run it does nothing.
-func Finish(ctx context.Context, tx any, key string) error {
-	r, ok := ctx.Value(runKey{}).(run)
-	d, can := tx.(Deleter)
-	if !ok || r.key != key || !can {
-		return nil
+// Release frees the slot unless Hand took it; safe to defer, and on nil.
+func (s *Slot) Release() {
+	if s == nil || s.done {
+		return
 	}
-	return d.DeleteJob(ctx, r.id)
+	s.done = true
+	s.p.release()
 }
 
 // HandBack hands a run that ended with err (not nil) back to River, as
 // River would take the job's first attempt ending so: due at retryAt, or
-// after the snooze err asks for (from now). transact runs Return in a
-// transaction of the run's own kind; it gets ReturnTimeout even when ctx
-// has ended (a shutdown, the run's deadline). It returns what handing back
-// failed with: the job then runs when its net falls due.
+// after the snooze err asks for (from now). In one transaction of the
+// run's own kind (transact), unlease clears the run's lease, and when it
+// still held it (a rescue did not take it meanwhile) River's job is
+// queued. It gets ReturnTimeout even when ctx has ended (a shutdown, the
+// run's deadline). It returns what handing back failed with: the job then
+// runs when its lease lapses.
 func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx any) error) error,
-	key string, args river.JobArgs, err error, retryAt, now time.Time) error {
+	unlease func(ctx context.Context, tx any) (held bool, err error),
+	args river.JobArgs, err error, retryAt, now time.Time) error {
 	at := retryAt
 	var snooze *rivertype.JobSnoozeError
 	if errors.As(err, &snooze) {
@@ -162,72 +178,111 @@ func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx
 	}
 	back, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReturnTimeout)
 	defer cancel()
-	return transact(back, func(tx any) error { return Return(back, tx, key, args, at) })
-}
-
-// Return hands the run of key that ctx belongs to back to River: in tx, its
-// safety net is replaced by the job River runs at at. Outside such a run it
-// does nothing.
-func Return(ctx context.Context, tx any, key string, args river.JobArgs, at time.Time) error {
-	r, ok := ctx.Value(runKey{}).(run)
-	if !ok || r.key != key {
-		return nil
-	}
-	t, can := tx.(interface {
-		Deleter
-		Enqueuer
+	return transact(back, func(tx any) error {
+		held, err := unlease(back, tx)
+		if err != nil || !held {
+			return err
+		}
+		e, ok := tx.(Enqueuer)
+		if !ok {
+			return errors.New("handoff: the transaction cannot queue a job")
+		}
+		return e.Enqueue(back, args, &river.InsertOpts{ScheduledAt: at})
 	})
-	if !can {
-		return errors.New("handoff: the transaction cannot requeue a job")
-	}
-	if err := t.DeleteJob(ctx, r.id); err != nil {
-		return err
-	}
-	return t.Enqueue(ctx, args, &river.InsertOpts{ScheduledAt: at})
 }
 
 // Workers run handed-off jobs: a pool per River queue, each as large as
 // the queue's River workers, so that a slow webhook endpoint never takes a
 // payment's slot.
 type Workers struct {
-	funcs   map[string]Func
-	prepare map[string]Prepare
-	pools   map[string]*pool
+	funcs    map[string]Func
+	prepare  map[string]Prepare
+	rescuers []Rescuer
+	pools    map[string]*pool
 	// OnFinished is told of every run (for the metrics): "completed",
 	// "handed_back" or "panicked".
 	OnFinished func(kind, outcome string)
-	// Log records a run that panicked (its net stays for River).
+	// Log records a run that panicked (its lease lapses, and the rescue
+	// queues it) and what the rescue found.
 	Log *slog.Logger
+
+	stopRescue context.CancelFunc
+	rescuing   sync.WaitGroup
 }
 
 // NewWorkers returns workers with no kinds.
 func NewWorkers() *Workers { return &Workers{funcs: map[string]Func{}, prepare: map[string]Prepare{}} }
 
-// Add registers the run of a job kind, and optionally (not nil) what the
-// queuing transaction reads for it.
-func (w *Workers) Add(kind string, fn Func, prep Prepare) {
+// Add registers the run of a job kind, optionally (not nil) what the
+// queuing transaction reads for it, and the rescue of its rows' leases
+// (nil: one registered with another kind covers it).
+func (w *Workers) Add(kind string, fn Func, prep Prepare, rescue Rescuer) {
 	w.funcs[kind] = fn
 	if prep != nil {
 		w.prepare[kind] = prep
 	}
+	if rescue != nil {
+		w.rescuers = append(w.rescuers, rescue)
+	}
 }
 
-// Start makes a pool per queue, of the given size; window is how far the
-// safety nets are scheduled (River's rescue window); now is River's clock.
+// Start makes a pool per queue, of the given size, and starts rescuing
+// lapsed leases every RescueEvery; window is how far the leases run
+// (River's rescue window); now is River's clock.
 func (w *Workers) Start(sizes map[string]int, window time.Duration, now func() time.Time) {
 	w.pools = map[string]*pool{}
 	for q, n := range sizes {
 		ctx, cancel := context.WithCancel(context.Background())
 		w.pools[q] = &pool{w: w, slots: make(chan struct{}, n), window: window, now: now, ctx: ctx, cancel: cancel}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopRescue = cancel
+	w.rescuing.Add(1)
+	go func() {
+		defer w.rescuing.Done()
+		t := time.NewTicker(RescueEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := w.Rescue(ctx, now()); err != nil && ctx.Err() == nil && w.Log != nil {
+					w.Log.Warn("rescuing lapsed handoff leases failed: the next rescue tries again", "error", err)
+				}
+			}
+		}
+	}()
+}
+
+// Rescue runs every kind's rescue of the leases lapsed before before and
+// returns how many jobs they queued for River.
+func (w *Workers) Rescue(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	for _, r := range w.rescuers {
+		m, err := r(ctx, before)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	if n > 0 && w.Log != nil {
+		w.Log.Warn("queued the jobs of handed-off runs whose process stopped before their outcome", "jobs", n)
+	}
+	return n, nil
 }
 
 // Stop takes no more jobs and waits for the runs under way until ctx ends,
-// then cancels them (their nets stay for River) and waits for them to
+// then cancels them (their leases lapse, and another process's rescue, or
+// this one's next start, queues them) and waits for them to
 // return.
 func (w *Workers) Stop(ctx context.Context) error {
 	if w == nil {
 		return nil
+	}
+	if w.stopRescue != nil {
+		w.stopRescue()
+		w.rescuing.Wait()
 	}
 	for _, p := range w.pools {
 		p.mu.Lock()
@@ -309,19 +364,19 @@ func (p *pool) release() {
 
 func (p *pool) run(j Job) {
 	go func() {
-		defer p.release()
 		kind := j.Args.Kind()
 		outcome := "completed"
 		defer func() {
 			if v := recover(); v != nil {
 				// River recovers a worker's panic; so does a run here,
-				// leaving the job to its net.
+				// leaving the job to its lease's rescue.
 				outcome = "panicked"
 				if p.w.Log != nil {
-					p.w.Log.Error("a handed-off job panicked: River runs it when its safety net falls due",
-						"kind", kind, "job_id", j.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					p.w.Log.Error("a handed-off job panicked: River runs it once its lease lapses",
+						"kind", kind, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				}
 			}
+			p.release() // before the report: a slot is free once its run is told finished
 			if p.w.OnFinished != nil {
 				p.w.OnFinished(kind, outcome)
 			}

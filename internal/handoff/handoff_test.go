@@ -14,20 +14,20 @@ type args struct{}
 func (args) Kind() string { return "test.job" }
 
 // TestPool: a run that panics frees its slot and is reported; a run's
-// context ends before its safety net falls due; Stop waits for the runs,
+// context ends before its lease lapses; Stop waits for the runs,
 // then cancels them when its context ends.
 func TestPool(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	start := func(fn Func) (*Workers, chan string) {
 		w := NewWorkers()
-		w.Add(args{}.Kind(), fn, nil)
+		w.Add(args{}.Kind(), fn, nil, nil)
 		finished := make(chan string, 10)
 		w.OnFinished = func(_, outcome string) { finished <- outcome }
 		w.Start(map[string]int{river.QueueDefault: 1}, time.Minute, clock)
 		return w, finished
 	}
-	job := Job{ID: 1, Args: args{}, Due: now.Add(time.Minute)}
+	job := Job{Args: args{}, Due: now.Add(time.Minute)}
 
 	t.Run("a panic frees the slot", func(t *testing.T) {
 		w, finished := start(func(context.Context, Job) error { panic("boom") })
@@ -41,7 +41,7 @@ func TestPool(t *testing.T) {
 		p.release()
 	})
 
-	t.Run("the run ends before its net falls due", func(t *testing.T) {
+	t.Run("the run ends before its lease lapses", func(t *testing.T) {
 		deadline := make(chan time.Duration, 1)
 		w, finished := start(func(ctx context.Context, _ Job) error {
 			d, ok := ctx.Deadline()

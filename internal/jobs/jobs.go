@@ -45,8 +45,9 @@ type Options struct {
 	WebhookWorkers int
 	// Handoff, when set in a client that works, runs the jobs this
 	// process's transactions queue here, as soon as they commit, with
-	// River's job as the safety net (internal/handoff): as many at once
-	// per queue as River's workers, nets scheduled RescueAfter later.
+	// a lease on the job's row instead of River's job (internal/handoff):
+	// as many at once per queue as River's workers, leases RescueAfter
+	// long, lapsed ones rescued every handoff.RescueEvery.
 	Handoff *handoff.Workers
 }
 

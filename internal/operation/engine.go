@@ -192,15 +192,25 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 			return fmt.Errorf("seal operation data: %w", err)
 		}
 	}
+	// A process that runs jobs runs the operation itself once the
+	// transaction commits, the row holding the run's lease; otherwise
+	// River's job runs it (internal/handoff, runHandedOff).
+	args := jobArgs(op)
+	slot := handoff.Reserve(tx, args)
+	defer slot.Release()
+	op.RescueAt = slot.Lease()
 	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
 		return err
 	}
-	return Enqueue(ctx, tx, op)
+	if slot == nil {
+		return tx.Enqueue(ctx, args, nil)
+	}
+	slot.Hand(ctx, nil)
+	return nil
 }
 
-// Enqueue queues (again) the job that runs op, in the caller's transaction.
-// A process that runs jobs runs it itself once the transaction commits,
-// with River's job as the safety net (internal/handoff, runHandedOff).
+// Enqueue queues again the job that runs op, an operation already stored,
+// in the caller's transaction: River runs it.
 //
 // A payment's operation is queued under its earlier job kind,
 // payment.operate, for one release: during a rollout the workers are
@@ -210,7 +220,7 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 func Enqueue(ctx context.Context, tx interface {
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }, op *Operation) error {
-	return handoff.Enqueue(ctx, tx, jobArgs(op), nil)
+	return tx.Enqueue(ctx, jobArgs(op), nil)
 }
 
 // jobArgs is the job that runs op.
@@ -478,7 +488,7 @@ func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 			return err
 		}
 		if op.State == Done && !h.AcceptsLate(op) {
-			return handoff.Finish(ctx, tx, op.ID) // recorded already
+			return nil // recorded already
 		}
 		if ctx, err = e.withKeyClock(ctx, tx, op); err != nil {
 			return err
@@ -496,11 +506,8 @@ func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 		if err := tx.UpdateOperation(ctx, op); err != nil {
 			return err
 		}
-		if err := tx.DeleteOperationSecret(ctx, op.ID); err != nil {
-			return err
-		}
-		// A run handed off to this process: its job must not run again.
-		return handoff.Finish(ctx, tx, op.ID)
+		// Done: a handed-off run's lease is cleared with it (UpdateOperation).
+		return tx.DeleteOperationSecret(ctx, op.ID)
 	})
 	if err == nil && snooze > 0 {
 		return river.JobSnooze(snooze)

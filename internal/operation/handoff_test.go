@@ -47,6 +47,15 @@ func (r *handoffRig) jobs() []*rivertype.JobRow {
 	return res.Jobs
 }
 
+// leased reports whether op's row holds a handed-off run's lease.
+func (r *handoffRig) leased(op *operation.Operation) bool {
+	r.t.Helper()
+	var held bool
+	require.NoError(r.t, r.store.DB().QueryRowContext(context.Background(),
+		`SELECT rescue_at IS NOT NULL FROM operations WHERE id = $1`, op.ID).Scan(&held))
+	return held
+}
+
 func (r *handoffRig) done(op *operation.Operation) bool {
 	cur, _ := r.reload(op)
 	return cur.State == operation.Done
@@ -59,16 +68,17 @@ func (r *handoffRig) calls() []string {
 }
 
 // TestHandoff: an operation queued in a process that runs jobs is run
-// there as its transaction commits, and its River job, the safety net, is
-// deleted with the outcome; undone writes run nothing and free their
-// slot; a full pool leaves the job to River at once; a run without an
-// outcome hands the job back at River's time (docs/operations.md,
-// "Background jobs").
+// there as its transaction commits, with a lease on its row and no River
+// job, and the outcome clears the lease; undone writes run nothing and free
+// their slot; a full pool leaves the job to River at once; a run without
+// an outcome hands the job back at River's time; a lease whose process
+// stopped is rescued into River's job, once (docs/operations.md, "Jobs run
+// where they are queued (handoff)").
 func TestHandoff(t *testing.T) {
 	ctx := context.Background()
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
-			t.Run("run at the commit, the job deleted with the outcome", func(t *testing.T) {
+			t.Run("run at the commit, the lease cleared with the outcome", func(t *testing.T) {
 				r := newHandoffRig(t, db, 2)
 				r.thing.answers = []answer{{status: "succeeded"}}
 				op := r.queue(operation.Pending)
@@ -76,7 +86,8 @@ func TestHandoff(t *testing.T) {
 				require.Equal(t, []string{secret}, r.calls())
 				_, kept := r.reload(op)
 				require.False(t, kept, "the secret is deleted with the outcome")
-				require.Empty(t, r.jobs(), "the safety net is deleted with the outcome")
+				require.False(t, r.leased(op), "the lease is cleared with the outcome")
+				require.Empty(t, r.jobs(), "River never had a job for it")
 			})
 
 			t.Run("undone writes run nothing and free their slot", func(t *testing.T) {
@@ -116,19 +127,41 @@ func TestHandoff(t *testing.T) {
 				first := r.queue(operation.Pending)
 				second := r.queue(operation.Pending)
 				js := r.jobs()
-				require.Len(t, js, 2)
-				net, now := js[0], js[1]
-				require.Equal(t, rivertype.JobStateScheduled, net.State, "the first one's safety net")
-				require.Contains(t, net.Tags, handoff.Tag)
-				require.Greater(t, time.Until(net.ScheduledAt), time.Minute, "due after River's rescue window")
-				require.Equal(t, rivertype.JobStateAvailable, now.State, "the second one is River's, at once")
-				require.NotContains(t, now.Tags, handoff.Tag)
+				require.Len(t, js, 1, "the first one is run here, with no job")
+				require.Equal(t, rivertype.JobStateAvailable, js[0].State, "the second one is River's, at once")
+				require.True(t, r.leased(first))
+				require.False(t, r.leased(second))
 				close(r.thing.gate)
 				require.Eventually(t, func() bool { return r.done(first) }, 10*time.Second, 5*time.Millisecond)
 				require.False(t, r.done(second))
+				require.False(t, r.leased(first))
 				js = r.jobs()
 				require.Len(t, js, 1)
-				require.Equal(t, now.ID, js[0].ID)
+			})
+
+			t.Run("a stopped process's lease is rescued once", func(t *testing.T) {
+				r := newHandoffRig(t, db, 1)
+				r.thing.answers = []answer{{status: "succeeded"}}
+				r.thing.gate = make(chan struct{})
+				op := r.queue(operation.Pending)
+				// The run is held at its call, as a process that died there
+				// would be: its lease is all that is left of it.
+				n, err := r.engine.Rescue(ctx, time.Now().Add(time.Minute))
+				require.NoError(t, err)
+				require.Zero(t, n, "not before the lease lapses (River's rescue window, 2 minutes here)")
+				require.Empty(t, r.jobs())
+				n, err = r.engine.Rescue(ctx, handoff.Forever)
+				require.NoError(t, err)
+				require.Equal(t, 1, n)
+				js := r.jobs()
+				require.Len(t, js, 1)
+				require.Equal(t, rivertype.JobStateAvailable, js[0].State, "due at once")
+				require.False(t, r.leased(op))
+				n, err = r.engine.Rescue(ctx, handoff.Forever)
+				require.NoError(t, err)
+				require.Zero(t, n, "rescued once")
+				close(r.thing.gate)
+				require.Eventually(t, func() bool { return r.done(op) }, 10*time.Second, 5*time.Millisecond)
 			})
 
 			t.Run("no outcome: handed back at River's time", func(t *testing.T) {
@@ -138,8 +171,9 @@ func TestHandoff(t *testing.T) {
 				var js []*rivertype.JobRow
 				require.Eventually(t, func() bool {
 					js = r.jobs()
-					return len(js) == 1 && !slices.Contains(js[0].Tags, handoff.Tag)
+					return len(js) == 1
 				}, 10*time.Second, 5*time.Millisecond)
+				require.False(t, r.leased(op), "the lease is cleared with the job queued")
 				require.Equal(t, []string{secret}, r.calls())
 				require.Less(t, time.Until(js[0].ScheduledAt), 2*time.Second, "River retries after its first backoff, 1 s")
 				cur, kept := r.reload(op)

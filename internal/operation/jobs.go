@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -85,11 +86,56 @@ func AddWorkers(w *river.Workers, e *Engine) {
 }
 
 // AddHandoff registers the engine's runs of jobs handed off by the
-// transaction that queued them (internal/handoff).
+// transaction that queued them (internal/handoff), and the rescue of their
+// leases.
 func AddHandoff(w *handoff.Workers, e *Engine) {
 	r := runner{e}
-	w.Add(RunArgs{}.Kind(), r.runHandedOff, r.prepare)
-	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff, r.prepare)
+	w.Add(RunArgs{}.Kind(), r.runHandedOff, r.prepare, e.Rescue)
+	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff, r.prepare, nil)
+}
+
+// LeaseTx clears and rescues the leases of handed-off runs (the store's
+// transaction).
+type LeaseTx interface {
+	ClearOperationLease(ctx context.Context, id string) (held bool, err error)
+	// LapsedOperations clears the leases lapsed before before, at most
+	// limit, and returns their operations.
+	LapsedOperations(ctx context.Context, before time.Time, limit int) ([]*Operation, error)
+	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// rescueBatch bounds the leases one rescue takes; the next takes the rest.
+const rescueBatch = 500
+
+// Rescue queues River's job for every operation whose handed-off run's
+// lease lapsed before before (its process stopped before the outcome), in
+// the transaction that clears the leases: a handoff.Rescuer. The job
+// starts again from the operation as stored: its call carries the
+// operation's id, so a provider that saw the first one answers the same.
+func (e *Engine) Rescue(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	err := e.Transact(ctx, func(tx Tx) error {
+		n = 0
+		l, ok := tx.(LeaseTx)
+		if !ok {
+			return nil
+		}
+		lapsed, err := l.LapsedOperations(ctx, before, rescueBatch)
+		if err != nil {
+			return err
+		}
+		for _, op := range lapsed {
+			if op.State == Done {
+				continue
+			}
+			if err := l.Enqueue(ctx, jobArgs(op), nil); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 func operationID(args river.JobArgs) string {
@@ -110,13 +156,14 @@ func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs) (any, e
 }
 
 // runHandedOff runs an operation as its job's first attempt would, in the
-// process whose transaction queued it. An outcome recorded deletes the
-// job with it (Record); a run that ends without one (an error to retry, a
-// snooze) hands the job back to River at the time River would have run it
-// again. If even that fails, the job runs when its safety net falls due.
+// process whose transaction queued it. The outcome recorded clears the
+// operation's lease with it (Record); a run that ends without one (an
+// error to retry, a snooze) hands the job back to River at the time River
+// would have run it again. If even that fails, the job runs once the
+// lease lapses (Rescue).
 func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
 	opID := operationID(j.Args)
-	ctx, cancel := context.WithTimeout(handoff.Running(ctx, j, opID), r.timeout())
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	var err error
 	if l, ok := j.Data.(*loaded); ok {
@@ -130,8 +177,15 @@ func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
 	transact := func(ctx context.Context, fn func(tx any) error) error {
 		return r.e.Transact(ctx, func(tx Tx) error { return fn(tx) })
 	}
-	if berr := handoff.HandBack(ctx, transact, opID, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
-		r.e.Log.Warn("handing an operation back to River failed: it runs when its safety net falls due",
+	unlease := func(ctx context.Context, tx any) (bool, error) {
+		l, ok := tx.(LeaseTx)
+		if !ok {
+			return false, errors.New("operation: the transaction holds no leases")
+		}
+		return l.ClearOperationLease(ctx, opID)
+	}
+	if berr := handoff.HandBack(ctx, transact, unlease, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
+		r.e.Log.Warn("handing an operation back to River failed: it runs once its lease lapses",
 			"operation_id", opID, "error", berr)
 	}
 	return err

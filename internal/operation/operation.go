@@ -49,6 +49,11 @@ type Operation struct {
 	Result    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// RescueAt, when set, is when the lease of the run that the process
+	// queuing the operation has in hand lapses (internal/handoff): the
+	// operation is written with it and no River job. Only written; the
+	// outcome that makes the operation done clears it.
+	RescueAt time.Time
 }
 
 // Sealer encrypts data at rest (the vault).

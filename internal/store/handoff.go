@@ -2,17 +2,18 @@ package store
 
 import (
 	"context"
-	"errors"
-
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
+	"database/sql"
+	"time"
 
 	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
-// A transaction hands jobs off to this process (internal/handoff): it
-// queues them with their id, runs what waits for its commit, and deletes
-// a job whose outcome it records.
+// A transaction hands jobs off to this process (internal/handoff): the
+// rows it writes for them carry a lease (rescue_at, migration 00019), it
+// runs what waits for its commit, and the rescue takes the leases of a
+// process that died.
 
 // UseHandoff sets the workers that run jobs queued here in this process;
 // nil: River runs every job.
@@ -21,30 +22,77 @@ func (s *Store) UseHandoff(w *handoff.Workers) { s.handoff = w }
 // Handoff implements handoff.Tx.
 func (t *Tx) Handoff() *handoff.Workers { return t.store.handoff }
 
-// EnqueueJob implements handoff.Tx: Enqueue, with the job's id.
-func (t *Tx) EnqueueJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (int64, bool, error) {
-	if t.store.queue == nil {
-		return 0, false, errors.New("store: no job queue configured")
-	}
-	res, err := t.store.queue.InsertTx(t.stmtCtx(ctx), t.tx, args, opts)
-	if err != nil {
-		return 0, false, err
-	}
-	return res.Job.ID, !res.UniqueSkippedAsDuplicate, nil
+// ClearOperationLease clears the lease of an operation's handed-off run
+// and reports whether it still held one (a rescue may have taken it).
+func (q Queries) ClearOperationLease(ctx context.Context, id string) (bool, error) {
+	return q.clearLease(ctx, "operations", id)
 }
 
-// DeleteJob implements handoff.Deleter: the job is deleted with this
-// transaction. One already gone, or running (River's own run, which finds
-// the outcome recorded), is left as it is.
-func (t *Tx) DeleteJob(ctx context.Context, id int64) error {
-	if t.store.queue == nil {
-		return errors.New("store: no job queue configured")
+// ClearDeliveryLease clears the lease of a delivery's handed-off first
+// attempt and reports whether it still held one.
+func (q Queries) ClearDeliveryLease(ctx context.Context, id string) (bool, error) {
+	return q.clearLease(ctx, "webhook_deliveries", id)
+}
+
+func (q Queries) clearLease(ctx context.Context, table, id string) (bool, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE `+table+` SET rescue_at = NULL WHERE id = $1 AND rescue_at IS NOT NULL`, id)
+	if err != nil {
+		return false, err
 	}
-	_, err := t.store.queue.JobDeleteTx(t.stmtCtx(ctx), t.tx, id)
-	if errors.Is(err, rivertype.ErrNotFound) || errors.Is(err, rivertype.ErrJobRunning) {
-		return nil
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// LapsedOperations clears the leases of at most limit operations that
+// lapsed before before (their process died with the run in hand) and
+// returns those operations, to be queued in the same transaction. Two
+// rescues at once take each lease once: the UPDATE locks the row, and one
+// taken by the other no longer matches.
+func (q Queries) LapsedOperations(ctx context.Context, before time.Time, limit int) ([]*operation.Operation, error) {
+	rows, err := q.q.QueryContext(ctx, q.claimLapsed("operations")+` RETURNING `+operationColumns, micros(before), limit)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	defer rows.Close()
+	var out []*operation.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, op)
+	}
+	return out, rows.Err()
+}
+
+// LapsedDeliveries is LapsedOperations for deliveries' first attempts.
+func (q Queries) LapsedDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
+	rows, err := q.q.QueryContext(ctx, q.claimLapsed("webhook_deliveries")+` RETURNING `+deliveryColumns, micros(before), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*webhook.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// claimLapsed clears the lapsed leases of table ($1: before, $2: limit).
+// On PostgreSQL a lease being cleared by another transaction (its run
+// recording, another rescue) is skipped, not waited for.
+func (q Queries) claimLapsed(table string) string {
+	lock := ""
+	if q.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	return `UPDATE ` + table + ` SET rescue_at = NULL WHERE id IN (SELECT id FROM ` + table + `
+		WHERE rescue_at IS NOT NULL AND rescue_at < $1 ORDER BY rescue_at LIMIT $2` + lock + `)`
 }
 
 // AfterCommit implements handoff.Tx: fn runs once the transaction's fate
@@ -90,4 +138,12 @@ func (a *afterCommit) fire(from int, committed bool) {
 	for _, fn := range fns {
 		fn(committed)
 	}
+}
+
+// leaseMicros is a lease as stored: NULL for none.
+func leaseMicros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: micros(t), Valid: true}
 }

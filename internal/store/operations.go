@@ -17,17 +17,18 @@ const operationColumns = `id, resource, COALESCE(resource_id, payment_id), kind,
 	created_at, updated_at`
 
 // CreateOperation stores an operation and, when given, its sealed secret.
-// A payment's operation also sets payment_id, which earlier versions read.
+// A payment's operation also sets payment_id, which earlier versions read;
+// a handed-off run's, its lease (rescue_at).
 func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, sealed []byte) error {
 	var paymentID sql.NullString
 	if op.Resource == payment.Resource {
 		paymentID = sql.NullString{String: op.ResourceID, Valid: true}
 	}
 	_, err := q.q.ExecContext(ctx, `INSERT INTO operations (id, resource, resource_id, payment_id, kind, state,
-		amount_minor, refund_id, result, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		amount_minor, refund_id, result, created_at, updated_at, rescue_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		op.ID, op.Resource, op.ResourceID, paymentID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
-		micros(op.CreatedAt), micros(op.UpdatedAt))
+		micros(op.CreatedAt), micros(op.UpdatedAt), leaseMicros(op.RescueAt))
 	if err != nil || sealed == nil {
 		return err
 	}
@@ -58,8 +59,8 @@ func (q Queries) FindOperation(ctx context.Context, id string) (*operation.Opera
 // (PostgreSQL: FOR UPDATE; SQLite's transaction holds the write lock
 // already), so that two runs of one operation recording their outcomes at
 // once take turns: the second finds the first's outcome (a handed-off run
-// and River's run of its safety net, docs/operations.md, "Jobs run where
-// they are queued (handoff)").
+// and River's run of the job rescued from its lease, docs/operations.md,
+// "Jobs run where they are queued (handoff)").
 func (q Queries) LockOperation(ctx context.Context, id string) (*operation.Operation, error) {
 	if q.tx == nil {
 		return nil, ErrNeedsTx
@@ -113,10 +114,14 @@ func (q Queries) LatestOperation(ctx context.Context, paymentID, kind string) (*
 		WHERE payment_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1`, paymentID, kind))
 }
 
-// UpdateOperation stores an operation's state and result.
+// UpdateOperation stores an operation's state and result. Done, it clears
+// the lease of a handed-off run (internal/handoff): nothing is left to
+// rescue. Not done (inquiring), the run keeps its lease until it hands the
+// job back to River.
 func (q Queries) UpdateOperation(ctx context.Context, op *operation.Operation) error {
-	res, err := q.q.ExecContext(ctx, `UPDATE operations SET state = $2, result = $3, updated_at = $4 WHERE id = $1`,
-		op.ID, string(op.State), op.Result, micros(op.UpdatedAt))
+	res, err := q.q.ExecContext(ctx, `UPDATE operations SET state = $2, result = $3, updated_at = $4,
+		rescue_at = CASE WHEN $5 THEN NULL ELSE rescue_at END WHERE id = $1`,
+		op.ID, string(op.State), op.Result, micros(op.UpdatedAt), op.State == operation.Done)
 	if err != nil {
 		return err
 	}

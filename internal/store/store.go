@@ -294,13 +294,14 @@ func timePtr(v sql.NullInt64) *time.Time {
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // RequeueInterruptedJobs makes jobs left running by a killed process
-// available again, and the safety nets of the jobs it had handed off to
-// itself (internal/handoff) due at once (a net River has run and snoozed
-// keeps its time). Only for SQLite, where one serve
-// process owns the data folder (serve holds a lock file), so every running
-// job and every net at start was interrupted; on PostgreSQL other live
-// processes may be running them, and River's rescuer and the nets' window
-// handle the dead ones.
+// available again, and the safety nets that an earlier version queued for
+// the jobs it had handed off to itself (before leases, migration 00019)
+// due at once (a net River has run and snoozed keeps its time). Only for
+// SQLite, where one serve process owns the data folder (serve holds a lock
+// file), so every running job and every net at start was interrupted; on
+// PostgreSQL other live processes may be running them, and River's rescuer
+// and the nets' window handle the dead ones. The leases of this version's
+// handed-off runs are the handoff rescue's (serve).
 func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
 	if s.dialect != SQLite {
 		return 0, nil

@@ -144,11 +144,12 @@ func (q Queries) FindRecordedEvent(ctx context.Context, id string) (*webhook.Rec
 }
 
 // CreateDelivery inserts a delivery unless its event already has one to
-// its endpoint, and reports whether it did.
+// its endpoint, and reports whether it did; with its first attempt's
+// lease when handed off (rescue_at).
 func (q Queries) CreateDelivery(ctx context.Context, d *webhook.Delivery) (bool, error) {
-	res, err := q.q.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (event_id, endpoint_id) DO NOTHING`, deliveryArgs(d)...)
+	res, err := q.q.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`, rescue_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (event_id, endpoint_id) DO NOTHING`, append(deliveryArgs(d), leaseMicros(d.RescueAt))...)
 	if err != nil {
 		return false, err
 	}
@@ -158,14 +159,15 @@ func (q Queries) CreateDelivery(ctx context.Context, d *webhook.Delivery) (bool,
 
 // RequeueDelivery inserts d, or when its event already has a delivery to
 // its endpoint, starts a new round of that one: pending, no attempts, due
-// at d's NextAttemptAt, the next generation. It returns the stored row.
+// at d's NextAttemptAt, the next generation (a handed-off attempt's lease
+// cleared: the new round's job runs it). It returns the stored row.
 func (q Queries) RequeueDelivery(ctx context.Context, d *webhook.Delivery) (*webhook.Delivery, error) {
 	return scanDelivery(q.q.QueryRowContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
 			status = excluded.status, reason = '', attempts = 0, first_attempt_at = NULL,
 			next_attempt_at = excluded.next_attempt_at, generation = webhook_deliveries.generation + 1,
-			updated_at = excluded.updated_at
+			updated_at = excluded.updated_at, rescue_at = NULL
 		RETURNING `+deliveryColumns, deliveryArgs(d)...))
 }
 
@@ -232,10 +234,12 @@ func (q Queries) FindDeliveryToSend(ctx context.Context, id string) (*webhook.De
 
 // UpdateDelivery stores d's state if the stored delivery is still of
 // generation, and reports whether it was (compare-and-set: a resend or a
-// second run of the same job loses).
+// second run of the same job loses). It clears a handed-off attempt's
+// lease: the attempt is recorded, and a pending delivery's next job is
+// queued with it.
 func (q Queries) UpdateDelivery(ctx context.Context, d *webhook.Delivery, generation int) (bool, error) {
 	res, err := q.q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $3, reason = $4, attempts = $5,
-		generation = $6, first_attempt_at = $7, next_attempt_at = $8, updated_at = $9
+		generation = $6, first_attempt_at = $7, next_attempt_at = $8, updated_at = $9, rescue_at = NULL
 		WHERE id = $1 AND generation = $2`, d.ID, generation, d.Status, d.Reason, d.Attempts, d.Generation,
 		nullMicros(d.FirstAttemptAt), nullMicros(d.NextAttemptAt), micros(d.UpdatedAt))
 	if err != nil {

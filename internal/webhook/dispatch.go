@@ -208,8 +208,9 @@ type FanOutTx interface {
 // attempt waits for no other job; a key without endpoints costs one read.
 // In a process that runs jobs the first attempt is made here as soon as
 // the transaction commits, with the event and the endpoint as read now
-// (internal/handoff). Running it twice changes nothing: an event has at
-// most one delivery per endpoint.
+// (internal/handoff), the delivery holding the attempt's lease instead of
+// a River job. Running it twice changes nothing: an event has at most one
+// delivery per endpoint.
 func FanOut(ctx context.Context, tx FanOutTx, ev *Recorded, now time.Time, newID func() string) error {
 	eps, err := tx.ListWebhookEndpoints(ctx, ev.AccessKeyID)
 	if err != nil {
@@ -220,18 +221,29 @@ func FanOut(ctx context.Context, tx FanOutTx, ev *Recorded, now time.Time, newID
 		if !ep.Enabled() || !ep.Wants(ev.Type) {
 			continue
 		}
-		del := &Delivery{ID: newID(), EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
-			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
-		created, err := tx.CreateDelivery(ctx, del)
-		if err != nil {
+		if err := fanOutTo(ctx, tx, ev, ep, now, newID()); err != nil {
 			return err
 		}
-		if created {
-			if err := handoff.Enqueue(ctx, tx, DeliverArgs{DeliveryID: del.ID}, &toSend{del, ep, ev}); err != nil {
-				return err
-			}
-		}
 	}
+	return nil
+}
+
+// fanOutTo creates ev's delivery to ep, and its first attempt: handed off
+// to this process, the delivery holding its lease, or River's job.
+func fanOutTo(ctx context.Context, tx FanOutTx, ev *Recorded, ep *Endpoint, now time.Time, id string) error {
+	args := DeliverArgs{DeliveryID: id}
+	slot := handoff.Reserve(tx, args)
+	defer slot.Release()
+	del := &Delivery{ID: id, EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
+		NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, RescueAt: slot.Lease()}
+	created, err := tx.CreateDelivery(ctx, del)
+	if err != nil || !created {
+		return err
+	}
+	if slot == nil {
+		return tx.Enqueue(ctx, args, nil)
+	}
+	slot.Hand(ctx, &toSend{del, ep, ev})
 	return nil
 }
 
@@ -242,23 +254,32 @@ type toSend struct {
 	ev  *Recorded
 }
 
-// AddHandoff registers the first attempts handed off by FanOut.
+// AddHandoff registers the first attempts handed off by FanOut, and the
+// rescue of their leases.
 func AddHandoff(w *handoff.Workers, d *Dispatcher) {
-	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff, nil)
+	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff, nil, d.rescue)
+}
+
+// LeaseTx clears and rescues the leases of handed-off first attempts (the
+// store's transaction).
+type LeaseTx interface {
+	ClearDeliveryLease(ctx context.Context, id string) (held bool, err error)
+	// LapsedDeliveries clears the leases lapsed before before, at most
+	// limit, and returns their deliveries.
+	LapsedDeliveries(ctx context.Context, before time.Time, limit int) ([]*Delivery, error)
 }
 
 // sendHandedOff makes a delivery's first attempt as its job would, in the
-// process whose transaction created it. The attempt's record deletes the
-// job with it (finish); a run that ends without a record hands the job
-// back to River, due in a second. If even that fails, the job runs when
-// its safety net falls due.
+// process whose transaction created it. The attempt's record clears the
+// delivery's lease (UpdateDelivery); a run that ends without a record
+// hands the job back to River, due in a second. If even that fails, the
+// attempt is made once its lease lapses (rescue).
 func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
 	args, _ := j.Args.(DeliverArgs)
 	ts, ok := j.Data.(*toSend)
 	if !ok {
 		return errors.New("webhook: a handed-off delivery without its data")
 	}
-	ctx = handoff.Running(ctx, j, args.DeliveryID)
 	if t := d.timeout(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
@@ -271,11 +292,47 @@ func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
 	transact := func(ctx context.Context, fn func(tx any) error) error {
 		return d.Transact(ctx, func(tx DispatchTx) error { return fn(tx) })
 	}
-	if berr := handoff.HandBack(ctx, transact, args.DeliveryID, args, err, d.Now().Add(time.Second), d.Now()); berr != nil && d.Log != nil {
-		d.Log.Warn("handing a webhook delivery back to River failed: it runs when its safety net falls due",
+	unlease := func(ctx context.Context, tx any) (bool, error) {
+		l, ok := tx.(LeaseTx)
+		if !ok {
+			return false, errors.New("webhook: the transaction holds no leases")
+		}
+		return l.ClearDeliveryLease(ctx, args.DeliveryID)
+	}
+	if berr := handoff.HandBack(ctx, transact, unlease, args, err, d.Now().Add(time.Second), d.Now()); berr != nil && d.Log != nil {
+		d.Log.Warn("handing a webhook delivery back to River failed: it is attempted once its lease lapses",
 			"delivery_id", args.DeliveryID, "error", berr)
 	}
 	return err
+}
+
+// rescue queues the job of every first attempt whose lease lapsed before
+// before (its process stopped before recording it), in the transaction
+// that clears the leases: a handoff.Rescuer.
+func (d *Dispatcher) rescue(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	err := d.Transact(ctx, func(tx DispatchTx) error {
+		n = 0
+		l, ok := tx.(LeaseTx)
+		if !ok {
+			return nil
+		}
+		lapsed, err := l.LapsedDeliveries(ctx, before, sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, del := range lapsed {
+			if del.Status != Pending {
+				continue
+			}
+			if err := tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID, Generation: del.Generation}, nil); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // DeliverWorker sends a delivery once.
@@ -385,9 +442,8 @@ func (d *Dispatcher) finish(ctx context.Context, del *Delivery, generation int, 
 		if err != nil {
 			return err
 		}
-		// An attempt handed off to this process: its job must not run again.
-		if err := handoff.Finish(ctx, tx, del.ID); err != nil || !updated || status != Pending {
-			return err
+		if !updated || status != Pending {
+			return nil
 		}
 		return tx.Enqueue(ctx, DeliverArgs{DeliveryID: del.ID, Generation: del.Generation},
 			&river.InsertOpts{ScheduledAt: next})

@@ -100,6 +100,11 @@ type Delivery struct {
 	Generation int
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// RescueAt, when set, is when the lease of the first attempt that the
+	// process creating the delivery has in hand lapses (internal/handoff):
+	// the delivery is written with it and no River job. Only written;
+	// recording an attempt (or a resend) clears it.
+	RescueAt time.Time
 }
 
 // Attempt is one HTTP request to an endpoint and what came of it.
