@@ -58,9 +58,10 @@ type Job struct {
 
 // Prepare reads, in the transaction that queues a job, what its run will
 // need (through tx), so that the run reads nothing before its work: on
-// PostgreSQL one transaction fewer. An error leaves the run to read for
-// itself.
-type Prepare func(ctx context.Context, tx any, args river.JobArgs) (data any, err error)
+// PostgreSQL one transaction fewer. given is what the queuing code handed
+// (Slot.Hand), which it need not read again. An error leaves the run to
+// read for itself.
+type Prepare func(ctx context.Context, tx any, args river.JobArgs, given any) (data any, err error)
 
 // Func runs a handed-off job of one kind. It must record the outcome with
 // the write that clears the lease, or hand the job back (HandBack), or
@@ -124,19 +125,19 @@ func (s *Slot) Lease() time.Time {
 	return s.due
 }
 
-// Hand runs the job here once the transaction commits, given data (nil:
-// what the kind's Prepare reads now, in ctx and the transaction). The
-// job's row must have been written with Lease in the same transaction. A
-// rollback (of the transaction, or to a savepoint taken before) runs
+// Hand runs the job here once the transaction commits, with data, or
+// with what the kind's Prepare makes of data, in ctx and the transaction.
+// The job's row must have been written with Lease in the same transaction.
+// A rollback (of the transaction, or to a savepoint taken before) runs
 // nothing and frees the slot.
 func (s *Slot) Hand(ctx context.Context, data any) {
 	if s == nil || s.done {
 		return
 	}
 	s.done = true
-	if prep := s.p.w.prepare[s.args.Kind()]; prep != nil && data == nil {
+	if prep := s.p.w.prepare[s.args.Kind()]; prep != nil {
 		var err error
-		if data, err = prep(ctx, s.tx, s.args); err != nil {
+		if data, err = prep(ctx, s.tx, s.args, data); err != nil {
 			data = nil // the run reads for itself
 		}
 	}

@@ -205,8 +205,15 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 	if slot == nil {
 		return tx.Enqueue(ctx, args, nil)
 	}
-	slot.Hand(ctx, nil)
+	slot.Hand(ctx, &queued{op: *op, sealed: sealed})
 	return nil
+}
+
+// queued is what Queue hands its run's Prepare (runner.prepare): the
+// operation and its sealed secret as written.
+type queued struct {
+	op     Operation
+	sealed []byte
 }
 
 // Enqueue queues again the job that runs op, an operation already stored,
@@ -348,6 +355,23 @@ func (e *Engine) load(ctx context.Context, r any, opID string, through bool) (*l
 		// Gone once the provider has seen it (Record deletes it).
 		l.sealed, _ = s.OperationSecret(ctx, l.op.ID)
 	}
+	return e.loadCall(ctx, r, l, through)
+}
+
+// loadQueued is load for an operation being queued in r, from what the
+// queuing transaction holds already: the operation and its sealed secret
+// as written, and the key's clock that ctx carries (the request's). Only
+// the handler reads (its resource).
+func (e *Engine) loadQueued(ctx context.Context, r any, q *queued) (*loaded, error) {
+	op := q.op
+	l := &loaded{op: &op, sealed: q.sealed, known: clock.Known(ctx), clock: clock.Offset(ctx)}
+	return e.loadCall(ctx, r, l, true)
+}
+
+// loadCall has l's handler load the call of l's operation, through r
+// when through.
+func (e *Engine) loadCall(ctx context.Context, r any, l *loaded, through bool) (*loaded, error) {
+	var err error
 	if l.h, err = e.handler(l.op); err != nil {
 		return nil, err
 	}

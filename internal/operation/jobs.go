@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/handoff"
 )
 
@@ -150,8 +151,13 @@ func operationID(args river.JobArgs) string {
 
 // prepare reads, in the transaction that queues the operation, what its
 // run reads before the call (the operation, its secret, its key's clock,
-// the resource), so that the run starts with the call.
-func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs) (any, error) {
+// the resource), so that the run starts with the call. What Queue holds
+// already (the operation and its secret as written, and the key's clock
+// when the request's context carries it) is not read again.
+func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs, given any) (any, error) {
+	if q, ok := given.(*queued); ok && (clock.Known(ctx) || !r.e.KeyClocks) {
+		return r.e.loadQueued(ctx, tx, q)
+	}
 	return r.e.load(ctx, tx, operationID(args), true)
 }
 

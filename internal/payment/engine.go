@@ -116,11 +116,16 @@ func (h handler) LoadFrom(ctx context.Context, r any, op *Operation) (operation.
 	if lr, ok := r.(loadReader); ok {
 		st = lr
 	}
-	p, err := st.FindPaymentByID(ctx, op.ResourceID)
-	if err != nil {
-		return nil, err
+	var (
+		p   *Payment
+		ch  merchant.Channel
+		err error
+	)
+	if j, ok := st.(joinedReader); ok {
+		p, ch, err = j.FindPaymentWithChannel(ctx, op.ResourceID)
+	} else if p, err = st.FindPaymentByID(ctx, op.ResourceID); err == nil {
+		ch, err = st.FindChannelByID(ctx, p.ChannelID)
 	}
-	ch, err := st.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +134,12 @@ func (h handler) LoadFrom(ctx context.Context, r any, op *Operation) (operation.
 		return nil, err
 	}
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PaymentsOf(prov)}, nil
+}
+
+// joinedReader reads a payment and its channel in one round trip (the
+// store and its transactions do).
+type joinedReader interface {
+	FindPaymentWithChannel(ctx context.Context, id string) (*Payment, merchant.Channel, error)
 }
 
 // loadReader is what Load reads.

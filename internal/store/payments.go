@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
 )
 
@@ -112,6 +113,32 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment.Payment, error) 
 func (q Queries) FindPaymentByID(ctx context.Context, id string) (*payment.Payment, error) {
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1`, id))
 }
+
+// FindPaymentWithChannel reads a payment and its channel in one
+// statement: what an operation of the payment reads before its provider
+// call (payment.handler's LoadFrom), one round trip instead of two.
+func (q Queries) FindPaymentWithChannel(ctx context.Context, id string) (*payment.Payment, merchant.Channel, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT `+qualified("p", paymentColumns)+`, `+channelColumns+`
+		FROM payments p JOIN channels c ON c.id = p.channel_id WHERE p.id = $1`, id)
+	parts, err := splitRow(row, paymentColumnCount+channelColumnCount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, merchant.Channel{}, ErrNotFound
+	}
+	if err != nil {
+		return nil, merchant.Channel{}, err
+	}
+	p, err := scanPayment(parts)
+	if err != nil {
+		return nil, merchant.Channel{}, err
+	}
+	ch, err := scanChannel(parts)
+	return p, ch, err
+}
+
+var (
+	paymentColumnCount = strings.Count(paymentColumns, ",") + 1
+	channelColumnCount = strings.Count(channelColumns, ",") + 1
+)
 
 // FindPaymentForKey finds a key's payment by payment id. Another key's
 // payment is ErrNotFound (docs/design/decisions.md section 3: 404, never 403).

@@ -215,6 +215,16 @@ func testPayments(t *testing.T, s *store.Store) {
 	require.NoError(t, err)
 	p.StoredStatus = p.Status // a read knows the status it read (the domain records events against it)
 	require.Equal(t, p, got)
+	// What an operation reads before its call, in one statement: the same
+	// payment and channel as the two reads.
+	got, ch, err := s.FindPaymentWithChannel(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+	wantCh, err := s.FindChannelByID(ctx, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, wantCh, ch)
+	_, _, err = s.FindPaymentWithChannel(ctx, uuid.NewString())
+	require.ErrorIs(t, err, store.ErrNotFound)
 	got, err = s.FindSessionForKey(ctx, k.ID, p.SessionID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, got.ID)
