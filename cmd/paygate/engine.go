@@ -22,6 +22,7 @@ var (
 	_ operation.RunReader = store.Queries{} // its one-statement read
 	_ operation.Tx        = (*store.Tx)(nil)
 	_ operation.QueueTx   = (*store.Tx)(nil)
+	_ operation.LeaseTx   = (*store.Tx)(nil) // the handoff's leases: rescued, never silently not
 	_ payment.EngineStore = (*store.Store)(nil)
 	_ payment.EngineTx    = (*store.Tx)(nil)
 	_ payment.OperationTx = (*store.Tx)(nil)

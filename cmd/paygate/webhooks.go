@@ -25,6 +25,7 @@ import (
 var (
 	_ webhook.DispatchStore = (*store.Store)(nil)
 	_ webhook.DispatchTx    = (*store.Tx)(nil)
+	_ webhook.LeaseTx       = (*store.Tx)(nil)
 	_ webhook.EndpointStore = (*store.Store)(nil)
 )
 

@@ -51,8 +51,8 @@ type Job struct {
 	Args river.JobArgs
 	Data any
 	// Due is when the lease lapses (River's clock): the run's context
-	// ends a second before, so that a rescue never queues the job while
-	// the run still may be going.
+	// ends Margin before, so that a rescue never queues the job while the
+	// run still may be going.
 	Due time.Time
 }
 
@@ -257,15 +257,18 @@ func (w *Workers) Start(sizes map[string]int, window time.Duration, now func() t
 }
 
 // Rescue runs every kind's rescue of the leases lapsed before before and
-// returns how many jobs they queued for River.
+// returns how many jobs they queued for River; one kind failing does not
+// keep the others from theirs.
 func (w *Workers) Rescue(ctx context.Context, before time.Time) (int, error) {
 	n := 0
+	var errs []error
 	for _, r := range w.rescuers {
 		m, err := r(ctx, before)
 		n += m
-		if err != nil {
-			return n, err
-		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, err
 	}
 	if n > 0 && w.Log != nil {
 		w.Log.Warn("queued the jobs of handed-off runs whose process stopped before their outcome", "jobs", n)
@@ -382,12 +385,21 @@ func (p *pool) run(j Job) {
 				p.w.OnFinished(kind, outcome)
 			}
 		}()
-		ctx, cancel := context.WithTimeout(p.ctx, j.Due.Sub(p.now())-time.Second)
+		ctx, cancel := context.WithTimeout(p.ctx, j.Due.Sub(p.now())-Margin(p.window))
 		defer cancel()
 		if err := p.w.funcs[kind](ctx, j); err != nil {
 			outcome = "handed_back"
 		}
 	}()
+}
+
+// Margin is how long before its lease lapses a run's context ends: a
+// tenth of the window, at least a second. The lease is written by the
+// queuing process's clock and judged by the rescuing process's, so the
+// processes' clocks must agree within it (NTP does: docs/operations.md,
+// "Jobs run where they are queued (handoff)").
+func Margin(window time.Duration) time.Duration {
+	return max(time.Second, window/10)
 }
 
 // ReturnTimeout bounds handing a run back (Return's transaction), which

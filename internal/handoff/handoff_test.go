@@ -52,8 +52,10 @@ func TestPool(t *testing.T) {
 		w.reserve(args{}).run(job)
 		require.Equal(t, "completed", <-finished)
 		d := <-deadline
-		require.Less(t, d, time.Minute-time.Second+time.Millisecond)
-		require.Greater(t, d, time.Minute-2*time.Second)
+		margin := Margin(time.Minute) // 6 s: a tenth of the window
+		require.Equal(t, 6*time.Second, margin)
+		require.Less(t, d, time.Minute-margin+time.Millisecond)
+		require.Greater(t, d, time.Minute-margin-time.Second)
 	})
 
 	t.Run("stop waits, then cancels", func(t *testing.T) {

@@ -119,7 +119,7 @@ func (e *Engine) Rescue(ctx context.Context, before time.Time) (int, error) {
 		n = 0
 		l, ok := tx.(LeaseTx)
 		if !ok {
-			return nil
+			return errors.New("operation: the transaction cannot rescue leases")
 		}
 		lapsed, err := l.LapsedOperations(ctx, before, rescueBatch)
 		if err != nil {

@@ -67,20 +67,7 @@ func (q Queries) LapsedOperations(ctx context.Context, before time.Time, limit i
 
 // LapsedDeliveries is LapsedOperations for deliveries' first attempts.
 func (q Queries) LapsedDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, q.claimLapsed("webhook_deliveries")+` RETURNING `+deliveryColumns, micros(before), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*webhook.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return q.queryDeliveries(ctx, q.claimLapsed("webhook_deliveries")+` RETURNING `+deliveryColumns, micros(before), limit)
 }
 
 // claimLapsed clears the lapsed leases of table ($1: before, $2: limit).

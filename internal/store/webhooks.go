@@ -261,7 +261,12 @@ func (q Queries) ListDeliveries(ctx context.Context, eventID string) ([]*webhook
 }
 
 func (q Queries) listDeliveries(ctx context.Context, where string, args ...any) ([]*webhook.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries `+where, args...)
+	return q.queryDeliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries `+where, args...)
+}
+
+// queryDeliveries runs a query whose rows are deliveryColumns.
+func (q Queries) queryDeliveries(ctx context.Context, query string, args ...any) ([]*webhook.Delivery, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

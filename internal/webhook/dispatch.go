@@ -315,7 +315,7 @@ func (d *Dispatcher) rescue(ctx context.Context, before time.Time) (int, error) 
 		n = 0
 		l, ok := tx.(LeaseTx)
 		if !ok {
-			return nil
+			return errors.New("webhook: the transaction cannot rescue leases")
 		}
 		lapsed, err := l.LapsedDeliveries(ctx, before, sweepBatch)
 		if err != nil {

@@ -1,3 +1,4 @@
+-- +goose NO TRANSACTION
 -- +goose Up
 -- A run handed off to the process that queued it (internal/handoff;
 -- docs/operations.md, "Jobs run where they are queued (handoff)") holds a
@@ -9,13 +10,18 @@
 -- clears it and queues the River job, once, in one transaction. NULL: no
 -- run holds the row (River's job, if any, runs it). Partial indexes: the
 -- rescue reads only the leases held, a few per process at any time.
-ALTER TABLE operations ADD COLUMN rescue_at BIGINT;
-CREATE INDEX operations_leased ON operations (rescue_at) WHERE rescue_at IS NOT NULL;
-ALTER TABLE webhook_deliveries ADD COLUMN rescue_at BIGINT;
-CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (rescue_at) WHERE rescue_at IS NOT NULL;
+--
+-- Built CONCURRENTLY, outside a transaction: operations and deliveries
+-- grow with every payment, and a plain CREATE INDEX would hold their
+-- writes for the whole scan while the earlier version still serves
+-- during a rollout. Each statement may be run again (IF NOT EXISTS).
+ALTER TABLE operations ADD COLUMN IF NOT EXISTS rescue_at BIGINT;
+CREATE INDEX CONCURRENTLY IF NOT EXISTS operations_leased ON operations (rescue_at) WHERE rescue_at IS NOT NULL;
+ALTER TABLE webhook_deliveries ADD COLUMN IF NOT EXISTS rescue_at BIGINT;
+CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_deliveries_leased ON webhook_deliveries (rescue_at) WHERE rescue_at IS NOT NULL;
 
 -- +goose Down
-DROP INDEX webhook_deliveries_leased;
-ALTER TABLE webhook_deliveries DROP COLUMN rescue_at;
-DROP INDEX operations_leased;
-ALTER TABLE operations DROP COLUMN rescue_at;
+DROP INDEX CONCURRENTLY IF EXISTS webhook_deliveries_leased;
+ALTER TABLE webhook_deliveries DROP COLUMN IF EXISTS rescue_at;
+DROP INDEX CONCURRENTLY IF EXISTS operations_leased;
+ALTER TABLE operations DROP COLUMN IF EXISTS rescue_at;
