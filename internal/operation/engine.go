@@ -501,8 +501,9 @@ func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error
 func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
 	var snooze time.Duration
 	err := e.Transact(ctx, func(tx Tx) error {
-		// Locked: a second run recording at the same time (a rescued job,
-		// a handed-off run's net) waits, then finds this outcome.
+		// Locked: a second run recording at the same time (River's rescue
+		// of a stuck job, or the job rescued from a handed-off run's
+		// lease) waits, then finds this outcome.
 		op, err := tx.LockOperation(ctx, opID)
 		if err != nil {
 			return err
