@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -176,6 +179,13 @@ type dbCeiling struct {
 	// cpuPerK is the CPU time of the database and of the committing
 	// process (SQLite runs inside it) per thousand commits.
 	cpuPerK time.Duration
+	// pipelined (PostgreSQL): the same transactions with all their
+	// statements and the commit sent together, one round trip each (a pgx
+	// batch: one implicit transaction), and their CPU per thousand. Next
+	// to commits and cpuPerK it tells what Paygate's one statement per
+	// round trip costs (docs/benchmarks.md, "What is left after issue 15").
+	pipelined        float64
+	pipelinedCPUPerK time.Duration
 }
 
 // measureDBCeiling commits copies of the template for d from conns
@@ -184,7 +194,28 @@ type dbCeiling struct {
 // For a write on SQLite it measures as long again with the copies committed
 // through store.Batch, Paygate's group commit.
 func measureDBCeiling(ctx context.Context, st *store.Store, t *txTemplate, conns int, d time.Duration, meter *cpuMeter) (dbCeiling, error) {
-	commit := func(ctx context.Context, n uint64) error { return t.commitCopy(ctx, st.DB(), n) }
+	c, err := t.measureCPU(ctx, func(ctx context.Context, n uint64) error { return t.commitCopy(ctx, st.DB(), n) }, conns, d, meter)
+	if err != nil {
+		return c, err
+	}
+	if st.Dialect() == store.Postgres {
+		p, err := t.measureCPU(ctx, func(ctx context.Context, n uint64) error { return t.commitPipelined(ctx, st.DB(), n) }, conns, d, meter)
+		c.pipelined, c.pipelinedCPUPerK = p.commits, p.cpuPerK
+		return c, err
+	}
+	if !t.write {
+		return c, nil
+	}
+	grouped, err := t.measure(ctx, func(ctx context.Context, n uint64) error {
+		return st.Batch(ctx, func(ctx context.Context, tx *store.Tx) error { return t.insertCopy(ctx, tx.SQL(), n) })
+	}, conns, d)
+	c.grouped = grouped.commits
+	return c, err
+}
+
+// measureCPU is measure with the CPU of the database and of this process
+// per thousand commits.
+func (t *txTemplate) measureCPU(ctx context.Context, commit func(context.Context, uint64) error, conns int, d time.Duration, meter *cpuMeter) (dbCeiling, error) {
 	before, err := meter.sample(ctx)
 	if err != nil {
 		return dbCeiling{}, err
@@ -200,14 +231,7 @@ func measureDBCeiling(ctx context.Context, st *store.Store, t *txTemplate, conns
 	if use := after.since(before); c.committed > 0 {
 		c.cpuPerK = (use.postgres + use.bench) * 1000 / time.Duration(c.committed)
 	}
-	if st.Dialect() != store.SQLite || !t.write {
-		return c, nil
-	}
-	grouped, err := t.measure(ctx, func(ctx context.Context, n uint64) error {
-		return st.Batch(ctx, func(ctx context.Context, tx *store.Tx) error { return t.insertCopy(ctx, tx.SQL(), n) })
-	}, conns, d)
-	c.grouped = grouped.commits
-	return c, err
+	return c, nil
 }
 
 func (t *txTemplate) measure(ctx context.Context, commit func(context.Context, uint64) error, conns int, d time.Duration) (dbCeiling, error) {
@@ -262,4 +286,26 @@ func (t *txTemplate) insertCopy(ctx context.Context, tx *sql.Tx, n uint64) error
 		}
 	}
 	return nil
+}
+
+// commitPipelined writes copy n as one pgx batch on one of the pool's
+// connections: the inserts go out together and PostgreSQL runs them as one
+// implicit transaction, committed at the batch's end.
+func (t *txTemplate) commitPipelined(ctx context.Context, db *sql.DB, n uint64) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("DB commit ceiling: a %T is not pgx's connection", driverConn)
+		}
+		b := &pgx.Batch{}
+		for _, r := range t.rows {
+			b.Queue(r.sql, r.args(n)...)
+		}
+		return pc.Conn().SendBatch(ctx, b).Close()
+	})
 }

@@ -38,6 +38,9 @@ func TestScenarios(t *testing.T) {
 				if db == "sqlite" && r.dbCeil.grouped <= 0 {
 					t.Fatalf("no group commit ceiling on SQLite")
 				}
+				if db == "postgres" && r.dbCeil.pipelined <= 0 {
+					t.Fatalf("no pipelined ceiling on PostgreSQL")
+				}
 				if scenario != "direct-complete" {
 					return
 				}

@@ -85,6 +85,10 @@ func (r result) printCeilings(w io.Writer, indent string) {
 		fmt.Fprintf(w, "%sDB group commit     %.1f requests/s (the same transactions through store.Batch, sharing commits as Paygate's writes do on SQLite)\n",
 			indent, r.dbCeil.grouped)
 	}
+	if r.dbCeil.pipelined > 0 {
+		fmt.Fprintf(w, "%sDB pipelined        %.1f commits/s (the same transactions, each sent as one pgx batch: one round trip; CPU %s per 1000 commits)\n",
+			indent, r.dbCeil.pipelined, r.dbCeil.pipelinedCPUPerK.Round(time.Millisecond))
+	}
 	fmt.Fprintf(w, "%sbare handler        %.1f requests/s (HMAC check + JSON decode into %s; %d workers at maximum rate, %s)\n",
 		indent, r.bareCeil.rate, orNone(r.bareCeil.wire), r.bareCeil.workers, r.bareCeil.duration)
 }
