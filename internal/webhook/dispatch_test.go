@@ -299,3 +299,75 @@ func TestDispatchAnswers(t *testing.T) {
 		require.Empty(t, r.mem.deliveries)
 	})
 }
+
+// leasing is the memory store with the leases of handed-off first attempts
+// (LeaseTx), cleared as the store clears them.
+type leasing struct{ *memory }
+
+func (l leasing) ClearDeliveryLease(_ context.Context, id string) (bool, error) {
+	d, ok := l.deliveries[id]
+	if !ok || d.RescueAt.IsZero() {
+		return false, nil
+	}
+	d.RescueAt = time.Time{}
+	return true, nil
+}
+
+func (l leasing) LapsedDeliveries(_ context.Context, before time.Time, limit int) ([]*Delivery, error) {
+	var out []*Delivery
+	for _, d := range l.deliveries {
+		if !d.RescueAt.IsZero() && d.RescueAt.Before(before) && len(out) < limit {
+			d.RescueAt = time.Time{}
+			c := *d
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// TestRescue: a first attempt whose process stopped with its lease held
+// gets its job once the lease has lapsed, of its generation, exactly once;
+// a lease not yet lapsed and a delivery already finished get none; a
+// transaction without leases is an error, not a silent no-op
+// (docs/operations.md, "Jobs run where they are queued (handoff)").
+func TestRescue(t *testing.T) {
+	r := newRig(t, Answer{StatusCode: 200})
+	ctx := context.Background()
+	lease := r.now.Add(2 * time.Minute)
+	add := func(id, status string, rescueAt time.Time) {
+		r.mem.deliveries[id] = &Delivery{ID: id, EventID: "evt-" + id, EndpointID: r.ep.ID, Status: status, Generation: 2,
+			NextAttemptAt: &r.now, CreatedAt: r.now, UpdatedAt: r.now, RescueAt: rescueAt}
+	}
+	add("lost", Pending, lease)
+	add("done", Succeeded, lease)
+	add("later", Pending, lease.Add(time.Minute))
+	add("unleased", Pending, time.Time{})
+	r.mem.events["evt-lost"] = &Recorded{ID: "evt-lost", AccessKeyID: "key", Type: "payment.succeeded", Body: []byte(`{"id":"evt-lost"}`)}
+
+	_, err := r.d.rescue(ctx, lease.Add(time.Second))
+	require.Error(t, err, "a transaction that holds no leases")
+	require.Empty(t, r.mem.jobs)
+
+	r.d.Transact = func(_ context.Context, fn func(DispatchTx) error) error { return fn(leasing{r.mem}) }
+	n, err := r.d.rescue(ctx, lease)
+	require.NoError(t, err)
+	require.Zero(t, n, "no lease has lapsed yet")
+	require.Empty(t, r.mem.jobs)
+
+	n, err = r.d.rescue(ctx, lease.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []DeliverArgs{{DeliveryID: "lost", Generation: 2}}, r.mem.jobs)
+	require.True(t, r.mem.deliveries["lost"].RescueAt.IsZero(), "the rescue cleared the lease")
+	require.True(t, r.mem.deliveries["done"].RescueAt.IsZero(), "a finished delivery's lapsed lease is cleared too")
+	require.Equal(t, lease.Add(time.Minute), r.mem.deliveries["later"].RescueAt, "a lease not lapsed is kept")
+
+	n, err = r.d.rescue(ctx, lease.Add(time.Second))
+	require.NoError(t, err)
+	require.Zero(t, n, "a lease is rescued once")
+
+	r.now = lease.Add(time.Second)
+	r.run(t)
+	require.Equal(t, Succeeded, r.mem.deliveries["lost"].Status)
+	require.Len(t, r.sender.sent, 1, "the rescued job made the attempt, once")
+}
