@@ -84,6 +84,33 @@ func TestHandoffLeases(t *testing.T) {
 				_, err := tx.CreateDelivery(ctx, del)
 				return err
 			}))
+			// The lost-delivery sweep leaves a leased first attempt to
+			// its lease's rescue (a run may still be under way), and takes
+			// it up once the lease is gone.
+			ep2 := newEndpoint(t, s, k.ID, t0)
+			del2 := &webhook.Delivery{ID: uuid.NewString(), EventID: ev.ID, EndpointID: ep2.ID, Status: webhook.Pending,
+				NextAttemptAt: &t0, CreatedAt: t0, UpdatedAt: t0, RescueAt: lease}
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.CreateDelivery(ctx, del2)
+				return err
+			}))
+			overdue := func() (ids []string) {
+				require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+					ds, err := tx.OverdueDeliveries(ctx, handoff.Forever, 100)
+					for _, d := range ds {
+						ids = append(ids, d.ID)
+					}
+					return err
+				}))
+				return ids
+			}
+			require.Empty(t, overdue(), "both leased")
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
+				ok, err := tx.ClearDeliveryLease(ctx, del2.ID)
+				require.True(t, ok)
+				return err
+			}))
+			require.Equal(t, []string{del2.ID}, overdue(), "its lease gone, the sweep takes it")
 			lapsedDeliveries := func() (n int) {
 				require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error {
 					ds, err := tx.LapsedDeliveries(ctx, handoff.Forever, 100)

@@ -250,9 +250,11 @@ func (q Queries) UpdateDelivery(ctx context.Context, d *webhook.Delivery, genera
 }
 
 // OverdueDeliveries lists pending deliveries that were due before the
-// given time, the longest overdue first, at most limit.
+// given time, the longest overdue first, at most limit. A delivery whose
+// first attempt holds a lease is left to the lease's rescue: its run may
+// still be under way (docs/webhooks.md, "Delivery guarantees").
 func (q Queries) OverdueDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
-	return q.listDeliveries(ctx, `WHERE status = 'pending' AND next_attempt_at < $1 ORDER BY next_attempt_at LIMIT $2`, micros(before), limit)
+	return q.listDeliveries(ctx, `WHERE status = 'pending' AND next_attempt_at < $1 AND rescue_at IS NULL ORDER BY next_attempt_at LIMIT $2`, micros(before), limit)
 }
 
 // ListDeliveries lists an event's deliveries, oldest first.
