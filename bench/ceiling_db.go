@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate/paygate/internal/store"
 )
@@ -298,7 +297,7 @@ func (t *txTemplate) commitPipelined(ctx context.Context, db *sql.DB, n uint64) 
 	}
 	defer conn.Close()
 	return conn.Raw(func(driverConn any) error {
-		pc, ok := driverConn.(*stdlib.Conn)
+		pc, ok := driverConn.(interface{ PgxConn() *pgx.Conn }) // the store's PostgreSQL connection
 		if !ok {
 			return fmt.Errorf("DB commit ceiling: a %T is not pgx's connection", driverConn)
 		}
@@ -306,6 +305,6 @@ func (t *txTemplate) commitPipelined(ctx context.Context, db *sql.DB, n uint64) 
 		for _, r := range t.rows {
 			b.Queue(r.sql, r.args(n)...)
 		}
-		return pc.Conn().SendBatch(ctx, b).Close()
+		return pc.PgxConn().SendBatch(ctx, b).Close()
 	})
 }

@@ -23,7 +23,7 @@ func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(t.stmtCtx(ctx), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
+	if _, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt)); err != nil {
 		return err
 	}

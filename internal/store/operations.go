@@ -24,7 +24,8 @@ func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, s
 	if op.Resource == payment.Resource {
 		paymentID = sql.NullString{String: op.ResourceID, Valid: true}
 	}
-	_, err := q.q.ExecContext(ctx, `INSERT INTO operations (id, resource, resource_id, payment_id, kind, state,
+	// Deferred: nothing reads the inserts' results (pipeline.go).
+	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO operations (id, resource, resource_id, payment_id, kind, state,
 		amount_minor, refund_id, result, created_at, updated_at, rescue_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		op.ID, op.Resource, op.ResourceID, paymentID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
@@ -32,7 +33,7 @@ func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, s
 	if err != nil || sealed == nil {
 		return err
 	}
-	_, err = q.q.ExecContext(ctx, `INSERT INTO operation_secrets (operation_id, sealed) VALUES ($1, $2)`, op.ID, sealed)
+	_, err = q.q.ExecContext(Deferred(ctx), `INSERT INTO operation_secrets (operation_id, sealed) VALUES ($1, $2)`, op.ID, sealed)
 	return err
 }
 
@@ -140,7 +141,7 @@ func (q Queries) OperationSecret(ctx context.Context, operationID string) ([]byt
 
 // DeleteOperationSecret forgets an operation's secret (the provider has seen it).
 func (q Queries) DeleteOperationSecret(ctx context.Context, operationID string) error {
-	_, err := q.q.ExecContext(ctx, `DELETE FROM operation_secrets WHERE operation_id = $1`, operationID)
+	_, err := q.q.ExecContext(Deferred(ctx), `DELETE FROM operation_secrets WHERE operation_id = $1`, operationID)
 	return err
 }
 

@@ -51,7 +51,13 @@ func (q *Tx) createPayment(ctx context.Context, p *payment.Payment, columns stri
 	for i := range marks {
 		marks[i] = "$" + strconv.Itoa(i+1)
 	}
-	_, err = q.q.ExecContext(ctx, `INSERT INTO payments (`+columns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+	// A subscription's period is told from a duplicate here; any other
+	// payment's insert goes with the next statement (pipeline.go).
+	insertCtx := ctx
+	if p.SubscriptionPeriod == nil {
+		insertCtx = Deferred(ctx)
+	}
+	_, err = q.q.ExecContext(insertCtx, `INSERT INTO payments (`+columns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
 	if p.SubscriptionPeriod != nil && errors.Is(Classify(err), ErrDuplicate) {
 		return payment.ErrDuplicateCharge
 	}

@@ -85,7 +85,8 @@ func (q Queries) FindIdempotentResponse(ctx context.Context, keyID, idemKey stri
 // SaveIdempotentResponse stores the answer, in the transaction of the change
 // it reports.
 func (q Queries) SaveIdempotentResponse(ctx context.Context, keyID, idemKey string, r StoredResponse) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys
+	// Deferred: sent with COMMIT, which reports a duplicate (pipeline.go).
+	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO idempotency_keys
 		(access_key_id, idempotency_key, fingerprint, status_code, response_body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, keyID, idemKey, r.Fingerprint, r.StatusCode, r.Body, micros(r.CreatedAt))
 	return err

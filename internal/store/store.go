@@ -94,7 +94,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		db = stdlib.OpenDB(*pcfg, stdlib.OptionShouldPing(shouldPing))
+		// pipeConnector: statements that need no answer go with the next
+		// that does (pipeline.go).
+		db = sql.OpenDB(pipeConnector{stdlib.GetConnector(*pcfg, stdlib.OptionShouldPing(shouldPing))})
 		n := cfg.MaxConns
 		if n <= 0 {
 			n = 20
@@ -243,7 +245,7 @@ func (t *Tx) Rollback() error {
 
 // Savepoint marks a point RollbackTo can return to.
 func (t *Tx) Savepoint(ctx context.Context, name string) error {
-	_, err := t.tx.ExecContext(t.stmtCtx(ctx), "SAVEPOINT "+name)
+	_, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), "SAVEPOINT "+name)
 	if err == nil {
 		t.after.mark(name)
 	}
