@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,7 +41,8 @@ type deferKey struct{}
 // PostgreSQL transaction it is sent with the next statement that needs an
 // answer, or with COMMIT. Use it only where an error of the write fails
 // the whole transaction anyway: the error is reported by that later
-// statement, not by the write.
+// statement, not by the write. Its arguments are encoded when it is sent:
+// a []byte given must not change before the transaction ends.
 func Deferred(ctx context.Context) context.Context {
 	return context.WithValue(ctx, deferKey{}, true)
 }
@@ -72,7 +74,8 @@ type pipeConn struct {
 	*stdlib.Conn
 	held  []heldStmt
 	inTx  bool
-	begun bool // the transaction's BEGIN has been sent
+	begun bool  // the transaction's BEGIN has been sent
+	lost  error // what was held back never ran (failed)
 	txCtx context.Context
 }
 
@@ -96,6 +99,9 @@ var (
 )
 
 func (c *pipeConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.Conn.Conn().IsClosed() {
+		return nil, driver.ErrBadConn // database/sql takes another connection
+	}
 	if c.inTx {
 		return nil, errors.New("store: a transaction is already open on this connection")
 	}
@@ -128,6 +134,9 @@ func namedArgs(named []driver.NamedValue) []any {
 }
 
 func (c *pipeConn) ExecContext(ctx context.Context, query string, named []driver.NamedValue) (driver.Result, error) {
+	if c.lost != nil {
+		return nil, c.lost
+	}
 	if c.inTx && isDeferred(ctx) {
 		c.held = append(c.held, heldStmt{sql: query, args: namedArgs(named)})
 		return heldResult{}, nil
@@ -143,19 +152,17 @@ func (c *pipeConn) ExecContext(ctx context.Context, query string, named []driver
 		}
 		return c.Conn.ExecContext(ctx, query, named)
 	}
-	br := c.send(ctx, heldStmt{sql: query, args: namedArgs(named)})
-	defer br.Close()
-	if err := c.readHeld(br); err != nil {
-		return nil, err
-	}
-	tag, err := br.Exec()
+	tag, err := c.exec(ctx, heldStmt{sql: query, args: namedArgs(named)})
 	if err != nil {
 		return nil, err
 	}
-	return driver.RowsAffected(tag.RowsAffected()), br.Close()
+	return driver.RowsAffected(tag.RowsAffected()), nil
 }
 
 func (c *pipeConn) QueryContext(ctx context.Context, query string, named []driver.NamedValue) (driver.Rows, error) {
+	if c.lost != nil {
+		return nil, c.lost
+	}
 	if len(c.held) == 0 {
 		return c.Conn.QueryContext(ctx, query, named)
 	}
@@ -166,31 +173,33 @@ func (c *pipeConn) QueryContext(ctx context.Context, query string, named []drive
 		return c.Conn.QueryContext(ctx, query, named)
 	}
 	br := c.send(ctx, heldStmt{sql: query, args: namedArgs(named)})
-	if err := c.readHeld(br); err != nil {
+	fail := func(err error) (driver.Rows, error) {
 		br.Close()
-		return nil, err
+		return nil, c.failed(err)
+	}
+	if err := c.readHeld(br); err != nil {
+		return fail(err)
 	}
 	rows, err := br.Query()
 	if err != nil {
-		br.Close()
-		return nil, err
+		return fail(err)
 	}
 	// Read up to the first row, as pgx's own rows do: its error, if any,
 	// is the query's.
 	more := rows.Next()
 	if err := rows.Err(); err != nil {
 		rows.Close()
-		br.Close()
-		return nil, err
+		return fail(err)
 	}
 	return &pipeRows{br: br, rows: rows, types: c.Conn.Conn().TypeMap(), first: true, firstMore: more}, nil
 }
 
-// PrepareContext sends what is held back first: a prepared statement runs
-// in order after it.
+// PrepareContext: a prepared statement would run on pgx's connection
+// directly, ahead of what is held back after it, so there is none inside a
+// transaction (the store and River prepare nothing).
 func (c *pipeConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if err := c.flush(ctx); err != nil {
-		return nil, err
+	if c.inTx {
+		return nil, errors.New("store: no prepared statements inside a PostgreSQL transaction (pipeline.go)")
 	}
 	return c.Conn.PrepareContext(ctx, query)
 }
@@ -228,6 +237,23 @@ func (c *pipeConn) readHeld(br pgx.BatchResults) error {
 	return nil
 }
 
+// exec sends what is held back and last, which answers with a command tag.
+func (c *pipeConn) exec(ctx context.Context, last heldStmt) (pgconn.CommandTag, error) {
+	br := c.send(ctx, last)
+	err := c.readHeld(br)
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return tag, c.failed(err)
+	}
+	return tag, nil
+}
+
 // flush sends what is held back, alone.
 func (c *pipeConn) flush(ctx context.Context) error {
 	if len(c.held) == 0 {
@@ -235,15 +261,43 @@ func (c *pipeConn) flush(ctx context.Context) error {
 	}
 	last := c.held[len(c.held)-1]
 	c.held = c.held[:len(c.held)-1]
-	br := c.send(ctx, last)
-	defer br.Close()
-	if err := c.readHeld(br); err != nil {
+	_, err := c.exec(ctx, last)
+	return err
+}
+
+// failed takes note of a batch's error inside a transaction. When
+// PostgreSQL ran the batch up to a statement that failed, its transaction
+// is aborted, as it would have been had each statement gone alone: the
+// caller may roll back to a savepoint and go on. When it did not run it
+// (an argument pgx could not encode, a context already done, a lost
+// connection, a BEGIN that never arrived), what was held back is lost:
+// every later statement of the transaction, and its COMMIT, fail with
+// that error, and nothing of it is committed.
+func (c *pipeConn) failed(err error) error {
+	if !c.inTx || c.lost != nil {
 		return err
 	}
-	if _, err := br.Exec(); err != nil {
-		return err
+	var pgErr *pgconn.PgError
+	pg := c.Conn.Conn().PgConn()
+	if !errors.As(err, &pgErr) || pg.IsClosed() || pg.TxStatus() != 'E' {
+		c.lost = err
 	}
-	return br.Close()
+	return err
+}
+
+// settle leaves the connection outside any transaction after a COMMIT or
+// ROLLBACK that failed: rolled back, or closed (database/sql then drops
+// it), never back in the pool inside a transaction holding its locks.
+func (c *pipeConn) settle() {
+	pg := c.Conn.Conn().PgConn()
+	if pg.IsClosed() || pg.TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Conn.Conn().Exec(ctx, "rollback"); err != nil || pg.TxStatus() != 'I' {
+		_ = c.Conn.Conn().Close(ctx)
+	}
 }
 
 // errCommitRolledBack: PostgreSQL answered COMMIT with ROLLBACK, the
@@ -253,29 +307,37 @@ var errCommitRolledBack = pgx.ErrTxCommitRollback
 // pipeTx is a transaction on a pipeConn.
 type pipeTx struct{ c *pipeConn }
 
-func (t pipeTx) end() { t.c.inTx, t.c.begun, t.c.held, t.c.txCtx = false, false, t.c.held[:0], nil }
+func (t pipeTx) end() {
+	t.c.inTx, t.c.begun, t.c.held, t.c.lost, t.c.txCtx = false, false, t.c.held[:0], nil, nil
+}
 
 // Commit sends what is held back with COMMIT. A transaction that sent
-// nothing commits nothing.
+// nothing commits nothing; one that lost what it held back commits
+// nothing either, and says why.
 func (t pipeTx) Commit() error {
 	c := t.c
 	defer t.end()
+	if c.lost != nil {
+		c.held = c.held[:0]
+		c.settle()
+		return c.lost
+	}
 	if !c.begun && len(c.held) <= 1 {
+		c.held = c.held[:0]
 		return nil // nothing but its BEGIN held back: nothing to commit
 	}
-	br := c.send(c.txCtx, heldStmt{sql: "commit"})
-	defer br.Close()
-	if err := c.readHeld(br); err != nil {
-		return err
+	tag, err := c.exec(c.txCtx, heldStmt{sql: "commit"})
+	if err == nil && c.lost != nil {
+		err = c.lost
 	}
-	tag, err := br.Exec()
 	if err != nil {
+		c.settle()
 		return err
 	}
 	if tag.String() == "ROLLBACK" {
 		return errCommitRolledBack
 	}
-	return br.Close()
+	return nil
 }
 
 // Rollback forgets what is held back and, if BEGIN was sent, rolls back.
@@ -287,6 +349,9 @@ func (t pipeTx) Rollback() error {
 		return nil
 	}
 	_, err := c.Conn.Conn().Exec(c.txCtx, "rollback")
+	if err != nil {
+		c.settle()
+	}
 	return err
 }
 

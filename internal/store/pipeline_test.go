@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,12 +69,27 @@ func TestPipeline(t *testing.T) {
 			require.ErrorIs(t, store.Classify(err), store.ErrDuplicate)
 			require.Equal(t, 5, count(s.DB()))
 
-			// ...and one that goes with COMMIT fails the commit.
+			// ...and one that goes with COMMIT fails the commit, which leaves
+			// no connection in the pool inside its aborted transaction (it
+			// would hold its locks until used again).
+			var dbName string
+			if db.Name == "postgres" {
+				require.NoError(t, s.DB().QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
+			}
 			err = s.InTx(ctx, func(tx *store.Tx) error {
 				require.NoError(t, insert(tx, "g", 8))
 				return insert(tx, "b", 9)
 			})
 			require.ErrorIs(t, store.Classify(err), store.ErrDuplicate)
+			if db.Name == "postgres" {
+				admin, err := sql.Open("pgx", os.Getenv("PAYGATE_TEST_DATABASE_URL"))
+				require.NoError(t, err)
+				defer admin.Close()
+				var stuck int
+				require.NoError(t, admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = $1 AND state LIKE 'idle in transaction%'`, dbName).Scan(&stuck))
+				require.Zero(t, stuck, "a connection left inside its failed transaction")
+			}
 			require.Equal(t, 5, count(s.DB()))
 
 			// A savepoint held back with its writes: rolling back to it undoes
@@ -108,6 +124,21 @@ func TestPipeline(t *testing.T) {
 			if db.Name != "postgres" {
 				return
 			}
+			// What was held back never ran (pgx could not encode an
+			// argument, so the batch was never sent, BEGIN included): the
+			// statement it went with fails, and so does every later one
+			// and COMMIT, even for a caller that goes on regardless.
+			err = s.InTx(ctx, func(tx *store.Tx) error {
+				require.NoError(t, insert(tx, "m", 15))
+				_, err := tx.SQL().ExecContext(store.Deferred(ctx), `INSERT INTO pipeline_rows (id, n) VALUES ($1, $2)`, "n", make(chan int))
+				require.NoError(t, err, "held back")
+				var n int
+				require.Error(t, tx.SQL().QueryRowContext(ctx, `SELECT n FROM pipeline_rows WHERE id = $1`, "a").Scan(&n))
+				require.Error(t, insert(tx, "o", 16), "a write after it")
+				return nil
+			})
+			require.Error(t, err, "COMMIT")
+			require.Equal(t, 7, count(s.DB()), "nothing of it committed")
 			// Read in a batch (BEGIN held back) or alone, every type comes
 			// back as pgx's database/sql driver gives it.
 			const typed = `SELECT $1::int8, 1::int2, 2::int4, 3::int8, 1.5::float4, 2.5::float8, true, '\x0102'::bytea, 'text'::text,
