@@ -16,9 +16,10 @@ import (
 )
 
 // Pipelining on PostgreSQL. Through database/sql every statement is a round
-// trip of its own, and a payment's three transactions made 31 of them, each
-// costing PostgreSQL and Paygate about 50 µs of CPU beyond the statement's
-// work (docs/benchmarks.md, "Round trips, measured (fourth session)").
+// trip of its own, and a payment's three transactions made 31 of them; on a
+// saturated box each cost PostgreSQL and Paygate about 50 µs of CPU beyond
+// the statement's work (docs/benchmarks.md, "Round trips, measured (fourth
+// session)": at moderate load far less).
 // pipeConn, the PostgreSQL connection under database/sql, holds back what
 // needs no answer and sends it with the next statement that does, as one
 // pgx batch:
