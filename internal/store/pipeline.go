@@ -91,6 +91,13 @@ type heldStmt struct {
 	args []any
 }
 
+// forget drops what is held back, and the arguments with it (sealed card
+// data among them), keeping the slice's room for the next transaction.
+func (c *pipeConn) forget() {
+	clear(c.held)
+	c.held = c.held[:0]
+}
+
 var (
 	_ driver.ConnBeginTx        = (*pipeConn)(nil)
 	_ driver.ExecerContext      = (*pipeConn)(nil)
@@ -122,7 +129,8 @@ func (c *pipeConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 		begin += " read only"
 	}
 	c.inTx, c.begun, c.txCtx = true, false, ctx
-	c.held = append(c.held[:0], heldStmt{sql: begin})
+	c.forget()
+	c.held = append(c.held, heldStmt{sql: begin})
 	return pipeTx{c}, nil
 }
 
@@ -229,7 +237,7 @@ func (c *pipeConn) send(ctx context.Context, last heldStmt) pgx.BatchResults {
 // forgets them.
 func (c *pipeConn) readHeld(br pgx.BatchResults) error {
 	held := len(c.held)
-	c.held = c.held[:0]
+	c.forget()
 	for range held {
 		if _, err := br.Exec(); err != nil {
 			return err
@@ -261,6 +269,7 @@ func (c *pipeConn) flush(ctx context.Context) error {
 		return nil
 	}
 	last := c.held[len(c.held)-1]
+	c.held[len(c.held)-1] = heldStmt{}
 	c.held = c.held[:len(c.held)-1]
 	_, err := c.exec(ctx, last)
 	return err
@@ -309,7 +318,8 @@ var errCommitRolledBack = pgx.ErrTxCommitRollback
 type pipeTx struct{ c *pipeConn }
 
 func (t pipeTx) end() {
-	t.c.inTx, t.c.begun, t.c.held, t.c.lost, t.c.txCtx = false, false, t.c.held[:0], nil, nil
+	t.c.forget()
+	t.c.inTx, t.c.begun, t.c.lost, t.c.txCtx = false, false, nil, nil
 }
 
 // Commit sends what is held back with COMMIT. A transaction that sent
@@ -319,12 +329,12 @@ func (t pipeTx) Commit() error {
 	c := t.c
 	defer t.end()
 	if c.lost != nil {
-		c.held = c.held[:0]
+		c.forget()
 		c.settle()
 		return c.lost
 	}
 	if !c.begun && len(c.held) <= 1 {
-		c.held = c.held[:0]
+		c.forget()
 		return nil // nothing but its BEGIN held back: nothing to commit
 	}
 	tag, err := c.exec(c.txCtx, heldStmt{sql: "commit"})
@@ -345,7 +355,7 @@ func (t pipeTx) Commit() error {
 func (t pipeTx) Rollback() error {
 	c := t.c
 	defer t.end()
-	c.held = c.held[:0]
+	c.forget()
 	if !c.begun {
 		return nil
 	}
