@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/provider"
@@ -140,6 +142,55 @@ func TestStateFileJournal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(b), "\n"), "compacted on start")
 	require.NotContains(t, string(b), "op_torn")
+}
+
+// The state file is compacted in the background while changes go on being
+// appended: every change made meanwhile is in the file afterwards, once.
+func TestStateFileCompaction(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	s, err := Open(Config{StateFile: file})
+	require.NoError(t, err)
+	s.mu.Lock()
+	s.compactMin = 1 // compact whenever the changes weigh as much as the snapshot
+	s.mu.Unlock()
+	h := httptest.NewServer(s)
+	a := sandbox.NewAdapter(h.URL, s.APIKey(), nil)
+	var (
+		mu  sync.Mutex
+		ops []string
+		wg  sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for range 40 {
+				r := payReq("4242424242424242")
+				_, err := a.Pay(context.Background(), r)
+				assert.NoError(t, err)
+				mu.Lock()
+				ops = append(ops, r.OperationID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	h.Close()
+	s.Close()
+	s.mu.Lock()
+	compacted := s.compacted
+	s.mu.Unlock()
+	require.Positive(t, compacted, "compactions while paying")
+
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Less(t, strings.Count(string(b), "\n"), len(ops)+1, "fewer lines than a snapshot and every change")
+	r, err := Open(Config{StateFile: file})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, s.Ledger(), r.Ledger())
+	require.Len(t, r.Ledger(), len(ops))
+	for _, op := range ops {
+		require.Equal(t, 1, r.Count(EntryCharge, op))
+	}
 }
 
 func TestStateFileUnreadable(t *testing.T) {

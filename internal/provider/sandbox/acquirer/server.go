@@ -88,7 +88,16 @@ type Server struct {
 	changed  map[ref]struct{}    // resources changed since the last save
 	journal  *os.File            // the state file, open for appending
 	written  int                 // ledger entries already in the state file
-	appended int                 // changes appended since the last snapshot
+	size     int64               // bytes in the state file: its snapshot and the changes after it
+	snapSize int64               // bytes of its snapshot
+
+	// The state file's compaction in the background (state.go).
+	compactMin int64          // compactMinBytes; tests lower it
+	compacting bool           // one is under way
+	noCompact  bool           // Close was called: none starts
+	gen        int            // counts snapshots written in place: a compaction begun before one is dropped
+	compacted  int            // compactions done, for tests
+	compactWG  sync.WaitGroup // the compaction under way, for Close
 }
 
 // New returns a sandbox acquirer. When Config.StateFile names a file that
@@ -139,6 +148,8 @@ func open(cfg Config) (*Server, error) {
 		st:      newState(),
 		holds:   map[string]*payment{},
 		changed: map[ref]struct{}{},
+
+		compactMin: compactMinBytes,
 	}
 	s.routes()
 	if cfg.StateFile != "" {
@@ -210,6 +221,7 @@ func (s *Server) APIKey() string { return s.cfg.APIKey }
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.closeJournal()
+	s.compactWG.Wait()
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now().UTC() }

@@ -20,9 +20,12 @@ import (
 // rather than half-read.
 const stateVersion = 1
 
-// compactEvery is how many appended changes the state file takes before it
-// is rewritten as one snapshot.
-const compactEvery = 5000
+// compactMinBytes is how much the changes appended to the state file must
+// weigh, at least, before it is rewritten as one snapshot in the
+// background; they must also weigh as much as the snapshot, so that the
+// work of rewriting stays proportional to the changes (docs/sandbox.md,
+// "The state file").
+const compactMinBytes = 32 << 20
 
 // state is everything the sandbox knows. Its fields are what the state file
 // holds, so it carries masked cards only. A state also serves as a change:
@@ -163,12 +166,13 @@ func (st *state) merge(d *state) {
 }
 
 // saveLocked appends the changes since the last save as one line. If that
-// fails, the next save writes a whole snapshot instead.
+// fails, the next save writes a whole snapshot instead. Once the changes
+// weigh enough it starts a compaction in the background.
 func (s *Server) saveLocked() {
 	if s.cfg.StateFile == "" || (len(s.changed) == 0 && s.written == len(s.st.Ledger)) {
 		return
 	}
-	if s.journal == nil || s.appended >= compactEvery {
+	if s.journal == nil {
 		if err := s.snapshotLocked(); err != nil {
 			s.cfg.Logger.Error("sandbox: cannot save state", "file", s.cfg.StateFile, "err", err)
 		}
@@ -186,10 +190,109 @@ func (s *Server) saveLocked() {
 		s.cfg.Logger.Error("sandbox: cannot save state", "file", s.cfg.StateFile, "err", err)
 		s.journal.Close()
 		s.journal = nil // snapshot next time
+		s.gen++         // and drop a compaction under way
 		return
 	}
 	clear(s.changed)
-	s.written, s.appended = len(s.st.Ledger), s.appended+1
+	s.written = len(s.st.Ledger)
+	s.size += int64(len(line)) + 1
+	if grown := s.size - s.snapSize; !s.compacting && !s.noCompact && grown >= s.compactMin && grown >= s.snapSize {
+		s.compacting = true
+		s.compactWG.Add(1)
+		go s.compact(s.gen, s.size)
+	}
+}
+
+// compact rewrites the state file as one snapshot without holding the
+// lock while it works: it reads the file's first upto bytes (complete
+// lines, all written under the lock) into a state of its own and writes
+// that to a temporary file. Under the lock it then appends the lines
+// written meanwhile and renames the temporary file over the state file,
+// so a restart sees the old file or the new, each with every change. A
+// snapshot written in place meanwhile (gen moved: a failed append, Close)
+// makes the work moot, and it is dropped; a failure leaves the file as it
+// is, to be tried again once as much more has been appended.
+func (s *Server) compact(gen int, upto int64) {
+	defer s.compactWG.Done()
+	tmp, snap, err := s.writeCompacted(upto)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.compacting = false
+	if err == nil && gen == s.gen {
+		err = s.swapLocked(tmp, snap, upto)
+	}
+	if tmp != "" {
+		os.Remove(tmp) // a no-op once renamed
+	}
+	if err != nil {
+		s.cfg.Logger.Error("sandbox: cannot compact state", "file", s.cfg.StateFile, "err", err)
+		s.snapSize = s.size // try again once as much more is appended
+	}
+}
+
+// writeCompacted writes the state the file's first upto bytes hold as a
+// single snapshot line to a temporary file beside it, and returns that
+// file's name and size.
+func (s *Server) writeCompacted(upto int64) (string, int64, error) {
+	f, err := os.Open(s.cfg.StateFile)
+	if err != nil {
+		return "", 0, err
+	}
+	st, err := readJournal(io.LimitReader(f, upto))
+	f.Close()
+	if err != nil {
+		return "", 0, err
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", 0, err
+	}
+	t, err := os.CreateTemp(filepath.Dir(s.cfg.StateFile), ".sandbox-state-*")
+	if err != nil {
+		return "", 0, err
+	}
+	_, err = t.Write(append(b, '\n'))
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	return t.Name(), int64(len(b)) + 1, err
+}
+
+// swapLocked appends to the compacted file tmp the lines written to the
+// state file after its first upto bytes, renames it over the state file
+// and appends to it from now on.
+func (s *Server) swapLocked(tmp string, snap, upto int64) error {
+	old, err := os.Open(s.cfg.StateFile)
+	if err != nil {
+		return err
+	}
+	defer old.Close()
+	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	tail, err := io.Copy(t, io.NewSectionReader(old, upto, s.size-upto))
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tail != s.size-upto {
+		err = fmt.Errorf("%d bytes appended meanwhile, %d copied", s.size-upto, tail)
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.cfg.StateFile)
+	}
+	if err != nil {
+		return err
+	}
+	s.journal.Close()
+	s.journal, err = os.OpenFile(s.cfg.StateFile, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		s.journal = nil // snapshot at the next change
+		return err
+	}
+	s.size, s.snapSize = snap+tail, snap
+	s.compacted++
+	return nil
 }
 
 // add copies resource x of st into the change d.
@@ -230,6 +333,7 @@ func (s *Server) snapshotLocked() error {
 		s.journal.Close()
 		s.journal = nil
 	}
+	s.gen++ // a compaction under way is moot
 	b, err := json.Marshal(s.st)
 	if err != nil {
 		return err
@@ -255,15 +359,19 @@ func (s *Server) snapshotLocked() error {
 	}
 	s.journal = j
 	clear(s.changed)
-	s.written, s.appended = len(s.st.Ledger), 0
+	s.written = len(s.st.Ledger)
+	s.size, s.snapSize = int64(len(b))+1, int64(len(b))+1
 	return nil
 }
 
-// closeJournal closes the state file; the next change opens it again.
+// closeJournal closes the state file; the next change opens it again. No
+// compaction starts afterwards, and one under way is dropped.
 func (s *Server) closeJournal() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.noCompact = true
 	s.saveLocked()
+	s.gen++
 	if s.journal != nil {
 		s.journal.Close()
 		s.journal = nil
