@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/paygate/paygate/internal/cardinfo"
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/logging"
 	"github.com/paygate/paygate/internal/merchant"
-	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/vault"
 )
@@ -54,22 +54,23 @@ func envOr(getenv func(string) string, name, def string) string {
 	return def
 }
 
-// app is an opened Paygate: database, keys, services.
-type app struct {
+// opened is an opened Paygate database: the store, the master keys, the
+// log and the clock. A command builds what it needs on it through the
+// composition root (internal/app): services for the admin commands, the
+// whole process for serve.
+type opened struct {
 	store     *store.Store
 	keyring   *vault.Keyring
-	merchants *merchant.Service
-	payments  *payment.Service
-	bins      *cardinfo.Service
 	log       *slog.Logger
 	now       func() time.Time
 	riverTime rivertype.TimeGenerator // nil: River's own clock; the clock hook otherwise
 	env       string
+	core      *app.App // services(), built once
 }
 
 // open opens and migrates the database, loads (or on first start creates)
-// the master key, and seeds the sandbox channels.
-func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
+// the master key, and seeds the BIN base and the sandbox channels.
+func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*opened, error) {
 	if f.environment != merchant.Sandbox && f.environment != merchant.Production {
 		return nil, usageError{"--environment must be sandbox or production"}
 	}
@@ -103,33 +104,37 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*app, error) {
 		s.Close()
 		return nil, err
 	}
-	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
-	a := &app{
-		store: s, keyring: kr, log: log, now: now, env: f.environment,
-		merchants: &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: f.environment},
-		payments:  &payment.Service{Sealer: kr, Now: now, NewID: newID},
-		bins:      &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log},
-	}
+	a := &opened{store: s, keyring: kr, log: log, now: now, env: f.environment}
 	if clock != nil {
 		a.riverTime = clock
 		log.Warn("the clock is moved by a test hook", "PAYGATE_CLOCK_FILE", f.clockFile, "now", now())
 	}
-	a.payments.BINs = a.bins
-	// The default BIN version, on the first start only (docs/bins.md).
-	if err := s.InTx(ctx, func(tx *store.Tx) error { _, err := a.bins.Seed(ctx, tx); return err }); err != nil {
+	if err := app.Seed(ctx, s, f.environment, now); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if f.environment == merchant.Sandbox {
-		for _, c := range merchant.SandboxChannels() {
-			c.ID, c.CreatedAt = newID(), now()
-			if _, err := s.EnsureChannel(ctx, c); err != nil {
-				s.Close()
-				return nil, err
-			}
-		}
-	}
 	return a, nil
+}
+
+// config is the composition root's configuration of a process on a, with
+// the acquirers of providers.
+func (a *opened) config(providers provider.Registry) app.Config {
+	return app.Config{Store: a.store, Keyring: a.keyring, Now: a.now, Log: a.log, RiverTime: a.riverTime,
+		Environment: a.env, Version: version, Providers: providers, Resolver: net.DefaultResolver}
+}
+
+// services is the composition root of a command that calls no acquirer
+// and runs no job: the admin commands' services.
+func (a *opened) services() (*app.App, error) {
+	if a.core != nil {
+		return a.core, nil
+	}
+	core, err := app.New(a.config(provider.Registry{}))
+	if err != nil {
+		return nil, err
+	}
+	a.core = core
+	return core, nil
 }
 
 // keyring loads the master key: PAYGATE_MASTER_KEY, else the key file. The
@@ -158,7 +163,7 @@ func (f *dbFlags) keyring(ctx context.Context, s *store.Store) (*vault.Keyring, 
 	return vault.LoadOrCreate(path)
 }
 
-func (a *app) close() { a.store.Close() }
+func (a *opened) close() { a.store.Close() }
 
 // dbCommand starts "GROUP SUB [flags]", a command that opens the database:
 // its flag set with the database flags and --json.

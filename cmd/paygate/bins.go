@@ -58,25 +58,29 @@ func bins(ctx context.Context, args []string, getenv func(string) string, stdout
 		return err
 	}
 	defer a.close()
+	core, err := a.services()
+	if err != nil {
+		return err
+	}
 
 	var v cardinfo.Version
 	switch args[0] {
 	case "versions":
-		vs, err := a.bins.Versions(ctx)
+		vs, err := core.BINs.Versions(ctx)
 		if err != nil {
 			return err
 		}
 		return printBINVersions(stdout, vs, *asJSON)
 	case "import":
 		err = a.store.InTx(ctx, func(tx *store.Tx) (err error) {
-			v, err = a.bins.Import(ctx, tx, cardinfo.ImportRequest{
+			v, err = core.BINs.Import(ctx, tx, cardinfo.ImportRequest{
 				Label: *label, Source: filepath.Base(operands[0]), CSV: file, Activate: *activate,
 			})
 			return err
 		})
 	case "activate":
 		err = a.store.InTx(ctx, func(tx *store.Tx) (err error) {
-			v, err = a.bins.Activate(ctx, tx, operands[0])
+			v, err = core.BINs.Activate(ctx, tx, operands[0])
 			return err
 		})
 		if errors.Is(err, store.ErrNotFound) {

@@ -38,15 +38,19 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer a.close()
+	core, err := a.services()
+	if err != nil {
+		return err
+	}
 	switch args[0] {
 	case "assign":
-		if err := notFound(a.merchants.Assign(ctx, *key, *alias)); err != nil {
+		if err := notFound(core.Merchants.Assign(ctx, *key, *alias)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "assigned %s to %s\n", *alias, *key)
 		return nil
 	case "unassign":
-		if err := notFound(a.merchants.Unassign(ctx, *key, *alias)); err != nil {
+		if err := notFound(core.Merchants.Unassign(ctx, *key, *alias)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "unassigned %s from %s\n", *alias, *key)

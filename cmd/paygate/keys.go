@@ -48,7 +48,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err.Error()}
 	}
-	open := func() (*app, error) { return db.open(ctx, stderr) }
+	open := func() (*opened, error) { return db.open(ctx, stderr) }
 	switch args[0] {
 	case "create":
 		if *name == "" {
@@ -62,10 +62,14 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 			return err
 		}
 		defer a.close()
+		core, err := a.services()
+		if err != nil {
+			return err
+		}
 		// In the sandbox the permission is granted unless withheld
 		// (docs/design/decisions.md section 10).
 		grant := *direct || (a.env == merchant.Sandbox && !*noDirect)
-		k, err := a.merchants.Create(ctx, merchant.NewKey{Name: *name, DirectCardData: grant})
+		k, err := core.Merchants.Create(ctx, merchant.NewKey{Name: *name, DirectCardData: grant})
 		if err != nil {
 			return err
 		}
@@ -94,7 +98,11 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 			return err
 		}
 		defer a.close()
-		if err := a.merchants.Revoke(ctx, fs.Arg(0)); errors.Is(err, store.ErrNotFound) {
+		core, err := a.services()
+		if err != nil {
+			return err
+		}
+		if err := core.Merchants.Revoke(ctx, fs.Arg(0)); errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no key %s", fs.Arg(0))
 		} else if err != nil {
 			return err

@@ -15,7 +15,6 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // providerFlags choose the acquirers serve talks to.
@@ -37,7 +36,7 @@ func (f *providerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 // ledger kept in DATA_DIR so that it survives a restart) unless
 // --sandbox-url names a standalone one. The production environment refuses
 // the sandbox acquirer (issue 3).
-func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, []string, func(), error) {
+func (f *providerFlags) start(env, dataDir string, a *opened) (provider.Registry, []string, func(), error) {
 	client := &http.Client{Timeout: f.callTimeout}
 	if env == merchant.Production {
 		if f.sandboxURL != "" {
@@ -57,27 +56,6 @@ func (f *providerFlags) start(env, dataDir string, a *app) (provider.Registry, [
 		return nil, nil, nil, fmt.Errorf("start the sandbox acquirer: %w", err)
 	}
 	return provider.Registry{sandbox.Name: sandbox.NewAdapter(run.URL, run.APIKey, client)}, []string{run.URL}, func() { run.Close() }, nil
-}
-
-// binFallback asks the provider of the key's first channel for a BIN the
-// BIN base does not cover.
-func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
-	return func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
-		chans, err := s.ChannelsForKey(ctx, keyID)
-		if err != nil {
-			return provider.BINInfo{}, err
-		}
-		for _, c := range chans {
-			p, err := reg.Provider(c.Provider)
-			if err != nil {
-				continue
-			}
-			if src, ok := p.(provider.BINSource); ok {
-				return src.BIN(ctx, bin)
-			}
-		}
-		return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no provider to ask")
-	}
 }
 
 // sandboxAcquirer runs the sandbox acquirer on its own

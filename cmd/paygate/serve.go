@@ -13,17 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-
-	"github.com/paygate/paygate/internal/cabinet"
-	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
-	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/payout"
-	"github.com/paygate/paygate/internal/server"
-	"github.com/paygate/paygate/internal/verification"
+	"github.com/paygate/paygate/internal/store"
 )
 
 // serve runs the API and the workers until ctx ends (SIGINT/SIGTERM), then
@@ -99,42 +93,31 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer a.close()
-	if n, err := a.store.RequeueInterruptedJobs(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		a.log.Warn("requeued jobs interrupted by the last stop", "jobs", n)
-	}
-
 	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a)
 	if err != nil {
 		return err
 	}
 	defer closeProviders()
-	a.payments.Providers = registry
 
-	metrics := server.NewMetrics(a.store.Collectors()...)
-	metrics.ObserveBatches(a.store.BatchStats)
-	workerSet := river.NewWorkers()
-	ops, eng := engines(a.store, a.payments, a, 2*time.Second)
-	ops.CrashAt, ops.OpTimeout = getenv("PAYGATE_CRASH_AT"), *jobTimeout
-	ops.Steps = make(chan struct{}, *jobSteps)
-	operation.AddWorkers(workerSet, ops)
-	payment.AddWorkers(workerSet, eng)
-	verifications := verificationEngine(a.store, a, ops)
-	verification.AddWorkers(workerSet, verifications)
-	po := payouts(a.store, a.payments, ops, a)
-	payout.AddWorkers(workerSet, po)
-	subs, advancer := subscriptions(a.store, a, ops, eng.ClockSource(), verifications.ClockSource(), po.ClockSource())
-	// The operations and first webhook attempts that this process queues
-	// it runs itself as they commit (docs/operations.md, "Background jobs").
-	handedOff := handoff.NewWorkers()
-	operation.AddHandoff(handedOff, ops)
-	addWebhookWorkers(workerSet, handedOff, a, *webhookTimeout)
-	queue, err := jobs.NewClient(a.store, workerSet, a.now, jobs.Options{
-		Work: *role != "api", MaxWorkers: *workers, Log: a.log, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout, Time: a.riverTime,
-		OnFinished: func(kind, outcome string) { metrics.Jobs.WithLabelValues(kind, outcome).Inc() },
-		Handoff:    handedOff,
-	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // once served, closed already: harmless
+	base := "http://" + ln.Addr().String()
+	if *publicURL == "" {
+		*publicURL = base
+	}
+	cfg := a.config(registry)
+	cfg.ProviderOrigins = pageOrigins
+	cfg.PublicURL = strings.TrimRight(*publicURL, "/")
+	cfg.RateLimit, cfg.TrustedProxies, cfg.KeyCache, cfg.OpsOnly = *rateLimit, trusted, keyCacheTTL, *role == "worker"
+	cfg.Work = *role != "api" // an API process only queues jobs: workers run them
+	cfg.Jobs = jobs.Options{MaxWorkers: *workers, RescueAfter: *rescueAfter, JobTimeout: *jobTimeout}
+	cfg.Operations = operation.Options{PollEvery: 2 * time.Second, CrashAt: getenv("PAYGATE_CRASH_AT"),
+		OpTimeout: *jobTimeout, Steps: *jobSteps}
+	cfg.WebhookTimeout = *webhookTimeout
+	p, err := app.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -142,65 +125,37 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// to the run of a process that stopped, and its job is queued now
 	// (docs/operations.md, "Jobs run where they are queued (handoff)").
 	if db.databaseURL == "" {
-		if n, err := handedOff.Rescue(ctx, handoff.Forever); err != nil {
+		if n, err := p.RescueAll(ctx); err != nil {
 			return err
 		} else if n > 0 {
 			a.log.Warn("queued the jobs of handed-off runs interrupted by the last stop", "jobs", n)
 		}
 	}
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	base := "http://" + ln.Addr().String()
-	if *publicURL == "" {
-		*publicURL = base
-	}
-	eng.PublicURL = strings.TrimRight(*publicURL, "/")
-	srv, err := server.New(server.Config{
-		Environment: a.env, Version: version, PublicURL: strings.TrimRight(*publicURL, "/"),
-		RateLimit: *rateLimit, TrustedProxies: trusted, KeyCache: keyCacheTTL, ProviderOrigins: pageOrigins, OpsOnly: *role == "worker",
-	}, server.Deps{Store: a.store, Merchants: a.merchants, Payments: a.payments, Verifications: verifications.Service, Payouts: po.Service, Subscriptions: subs, Clock: advancer, Engine: eng, Log: a.log, Now: a.now, Metrics: metrics,
-		BINs: a.bins, BINFallback: binFallback(a.store, registry), Webhooks: webhookService(a), Keys: a.keyring,
-		Cabinet: &cabinet.Service{Store: a.store, Now: a.now}})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	// Every payment status change records its event (docs/design/decisions.md
-	// section 6), with the payment as GET shows it.
-	a.payments.Render = srv.RenderPayment
-	verifications.Service.Render = srv.RenderVerification
-	po.Service.Render = srv.RenderPayout // and every payout's (the same rule)
 	if a.env == merchant.Sandbox && *role != "worker" {
-		if err := firstKey(ctx, a, base, stdout); err != nil {
-			ln.Close()
+		if err := firstKey(ctx, a.store, p.Merchants, base, stdout); err != nil {
 			return err
 		}
 	}
-	if *role != "api" { // an API process only queues jobs: workers run them
-		if err := queue.Start(ctx); err != nil {
-			ln.Close()
-			return err
-		}
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	if cfg.Work {
 		// Every worker process runs the subscription scheduler; the
 		// database keeps them from charging a period twice
 		// (docs/subscriptions.md, "Exactly once").
-		go subs.Run(ctx, *schedulerEvery)
+		go p.Subscriptions.Run(ctx, *schedulerEvery)
 	}
 
 	if *pprofAddr != "" {
 		stopProfiles, err := serveProfiles(*pprofAddr)
 		if err != nil {
-			ln.Close()
 			return err
 		}
 		defer stopProfiles()
 	}
 
 	httpServer := &http.Server{
-		Handler:           srv,
+		Handler:           p.Server,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -221,16 +176,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	a.log.Info("shutting down")
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdown)
 	defer cancel()
-	srv.Drain()
+	p.Server.Drain()
 	httpErr := httpServer.Shutdown(stopCtx)
-	var queueErr error
-	if *role != "api" {
-		// Both at once, within the same time: a handed-off run cut short
-		// leaves its job to River.
-		handoffErr := make(chan error, 1)
-		go func() { handoffErr <- handedOff.Stop(stopCtx) }()
-		queueErr = errors.Join(queue.Stop(stopCtx), <-handoffErr)
-	}
+	queueErr := p.Stop(stopCtx)
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -239,12 +187,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 // firstKey creates and prints a sandbox key when the database has none, so
 // a fresh start is ready to try (docs/design/decisions.md section 10).
-func firstKey(ctx context.Context, a *app, base string, stdout io.Writer) error {
-	existing, err := a.store.ListKeys(ctx)
+func firstKey(ctx context.Context, s *store.Store, merchants *merchant.Service, base string, stdout io.Writer) error {
+	existing, err := s.ListKeys(ctx)
 	if err != nil || len(existing) > 0 {
 		return err
 	}
-	k, err := a.merchants.Create(ctx, merchant.NewKey{Name: "default", DirectCardData: true})
+	k, err := merchants.Create(ctx, merchant.NewKey{Name: "default", DirectCardData: true})
 	if err != nil {
 		return err
 	}

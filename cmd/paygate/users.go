@@ -54,7 +54,11 @@ func users(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer a.close()
-	svc := &cabinet.Service{Store: a.store, Now: a.now}
+	core, err := a.services()
+	if err != nil {
+		return err
+	}
+	svc := core.Cabinet
 	keyIDs := make([]string, 0, len(keys))
 	for _, ak := range keys {
 		k, err := a.store.FindKeyByAccessKey(ctx, ak)
@@ -114,7 +118,7 @@ type userRow struct {
 	DisabledAt  *time.Time `json:"disabled_at"`
 }
 
-func listUsers(ctx context.Context, a *app, svc *cabinet.Service, w io.Writer, asJSON bool) error {
+func listUsers(ctx context.Context, a *opened, svc *cabinet.Service, w io.Writer, asJSON bool) error {
 	us, err := svc.Users(ctx)
 	if err != nil {
 		return err

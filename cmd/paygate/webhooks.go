@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
-	"github.com/paygate/paygate/internal/handoff"
-	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
 	"github.com/paygate/paygate/internal/webhook/outbound"
@@ -29,33 +25,11 @@ var (
 	_ webhook.EndpointStore = (*store.Store)(nil)
 )
 
-// webhookService manages the endpoints of a (API and command line alike).
-func webhookService(a *app) *webhook.Service {
-	return &webhook.Service{Sealer: a.keyring, Now: a.now, NewID: newID, Production: a.env == merchant.Production,
-		Resolver: net.DefaultResolver}
-}
-
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // defaultWebhookTimeout is serve's --webhook-timeout
 // (docs/design/decisions.md section 6: 15 s).
 const defaultWebhookTimeout = outbound.DefaultTimeout
-
-// addWebhookWorkers registers the fan-out and delivery jobs. The sandbox
-// may deliver to any address (a merchant's laptop); production only to
-// public ones. timeout is how long an endpoint has to answer.
-func addWebhookWorkers(w *river.Workers, h *handoff.Workers, a *app, timeout time.Duration) {
-	s := a.store
-	d := &webhook.Dispatcher{
-		Store: s, Sealer: a.keyring, Now: a.now, NewID: newID, Log: a.log, SendTimeout: timeout,
-		Sender: outbound.New(outbound.Config{Timeout: timeout, AllowPrivate: a.env == merchant.Sandbox}),
-		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
-			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		},
-	}
-	webhook.AddWorkers(w, d)
-	webhook.AddHandoff(h, d)
-}
 
 // webhooks: add, list, remove, rotate-secret (docs/design/decisions.md
 // sections 6 and 10).
@@ -103,7 +77,11 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer a.close()
-	svc := webhookService(a)
+	core, err := a.services()
+	if err != nil {
+		return err
+	}
+	svc := core.Webhooks
 	switch args[0] {
 	case "add":
 		k, err := a.store.FindKeyByAccessKey(ctx, *key)
@@ -177,7 +155,7 @@ type endpointRow struct {
 	PreviousSecretUntil *time.Time `json:"previous_secret_until"`
 }
 
-func listEndpoints(ctx context.Context, a *app, accessKey string, asJSON bool, stdout io.Writer) error {
+func listEndpoints(ctx context.Context, a *opened, accessKey string, asJSON bool, stdout io.Writer) error {
 	keys, err := a.store.ListKeys(ctx)
 	if err != nil {
 		return err

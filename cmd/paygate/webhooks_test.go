@@ -17,15 +17,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/client"
-	"github.com/paygate/paygate/internal/handoff"
-	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/webhook"
@@ -311,16 +310,16 @@ func TestMeasureWebhooks(t *testing.T) {
 				}
 			}))
 			defer rc.Close()
-			k, err := a.merchants.Create(ctx, merchant.NewKey{Name: "measure"})
+			cfg := a.config(provider.Registry{})
+			cfg.Work = true
+			p, err := app.New(cfg)
 			require.NoError(t, err)
-			_, _, err = webhookService(a).Create(ctx, a.store, k.Key.ID, webhook.NewEndpoint{URL: rc.URL})
+			k, err := p.Merchants.Create(ctx, merchant.NewKey{Name: "measure"})
 			require.NoError(t, err)
-			workers := river.NewWorkers()
-			addWebhookWorkers(workers, handoff.NewWorkers(), a, defaultWebhookTimeout)
-			q, err := jobs.NewClient(a.store, workers, a.now, jobs.Options{Work: true, Log: a.log})
+			_, _, err = p.Webhooks.Create(ctx, a.store, k.Key.ID, webhook.NewEndpoint{URL: rc.URL})
 			require.NoError(t, err)
-			require.NoError(t, q.Start(ctx))
-			defer q.Stop(ctx)
+			require.NoError(t, p.Start(ctx))
+			defer p.Stop(ctx)
 			record := func(n int) []string {
 				var ids []string
 				require.NoError(t, a.store.InTx(ctx, func(tx *store.Tx) error {

@@ -122,6 +122,33 @@ type Engine struct {
 	handlers map[string]Handler
 }
 
+// Options are an engine's tunables; the zero value is a working engine.
+type Options struct {
+	PollEvery time.Duration // Engine.PollEvery
+	CrashAt   string        // Engine.CrashAt
+	OpTimeout time.Duration // Engine.OpTimeout
+	// Steps bounds the operations doing their own work at once
+	// (Engine.Steps); 0: no bound.
+	Steps int
+	// KeyClocks: decisions read the clock of the resource's key
+	// (Engine.KeyClocks).
+	KeyClocks bool
+}
+
+// NewEngine builds the operation engine; each dependency is an argument
+// (docs/architecture.md, "The composition root"). Handlers are registered
+// with Handle before the engine runs anything.
+func NewEngine(st Store, transact func(ctx context.Context, fn func(Tx) error) error,
+	read func(ctx context.Context, fn func(r Store) error) error, sealer Sealer, now func() time.Time, log *slog.Logger,
+	o Options) *Engine {
+	e := &Engine{Store: st, Transact: transact, Read: read, Sealer: sealer, Now: now, Log: log,
+		PollEvery: o.PollEvery, CrashAt: o.CrashAt, OpTimeout: o.OpTimeout, KeyClocks: o.KeyClocks}
+	if o.Steps > 0 {
+		e.Steps = make(chan struct{}, o.Steps)
+	}
+	return e
+}
+
 // KeyClockReader reads the clock offset of the key that owns a resource;
 // the store and its transactions offer it.
 type KeyClockReader interface {

@@ -76,6 +76,14 @@ type Engine struct {
 	PublicURL string
 }
 
+// NewEngine builds the payment side of the operation engine; each
+// dependency is an argument (docs/architecture.md, "The composition
+// root"). publicURL is the base of Paygate's own pages.
+func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, fn func(EngineTx) error) error,
+	ops Operations, log *slog.Logger, pollEvery time.Duration, publicURL string) *Engine {
+	return &Engine{Service: svc, Store: st, Transact: transact, Ops: ops, Log: log, PollEvery: pollEvery, PublicURL: publicURL}
+}
+
 // Handler is what the operation engine runs payments' operations with.
 func (e *Engine) Handler() operation.Handler { return handler{e} }
 

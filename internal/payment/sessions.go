@@ -146,12 +146,27 @@ type Service struct {
 	BINs *cardinfo.Service
 	// Render turns a payment into its API form (as GET shows it) for the
 	// event of each status change; nil records no events (tests of the
-	// domain alone). Injected by cmd like the clock.
+	// domain alone).
 	Render func(*Payment) ([]byte, error)
 	// Recurring is the subscription domain, told of payments that carry
 	// terms or pay a subscription; nil: terms are refused (422
-	// capability_not_supported). Injected by cmd like Render.
+	// capability_not_supported).
 	Recurring Recurring
+}
+
+// NewService builds the payment domain. Every dependency is an argument, so
+// that a wiring that forgets one does not compile (docs/architecture.md,
+// "The composition root"): render is the payment as GET shows it, the
+// object of each status change's event (docs/design/decisions.md section
+// 6); recurring makes the subscription domain from the service it charges
+// through (nil: terms are refused).
+func NewService(sealer Sealer, now func() time.Time, newID func() string, providers Providers,
+	bins *cardinfo.Service, render func(*Payment) ([]byte, error), recurring func(*Service) Recurring) *Service {
+	s := &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Render: render}
+	if recurring != nil {
+		s.Recurring = recurring(s)
+	}
+	return s
 }
 
 // CustomerAAD binds sealed customer data to its payment.

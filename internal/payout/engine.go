@@ -56,6 +56,12 @@ type Engine struct {
 	Log      *slog.Logger
 }
 
+// NewEngine builds the payout side of the operation engine.
+func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, fn func(EngineTx) error) error,
+	ops Operations, log *slog.Logger) *Engine {
+	return &Engine{Service: svc, Store: st, Transact: transact, Ops: ops, Log: log}
+}
+
 // Handler is what the operation engine runs payouts' operations with
 // (registered as ops.Handle(payout.Resource, ...)).
 func (e *Engine) Handler() operation.Handler { return handler{e} }

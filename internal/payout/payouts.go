@@ -49,6 +49,13 @@ type Service struct {
 	Render func(*Payout) ([]byte, error)
 }
 
+// NewService builds the payout domain; every dependency is an argument, so
+// that a wiring that forgets the renderer of its events does not compile.
+func NewService(sealer Sealer, now func() time.Time, newID func() string, providers Providers,
+	bins *cardinfo.Service, render func(*Payout) ([]byte, error)) *Service {
+	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Render: render}
+}
+
 // New is a payout request (schema CreatePayout), after the schema checks.
 type New struct {
 	OrderID     string

@@ -28,7 +28,7 @@ const staffPassword = "a long passphrase"
 // link in the tab, which ends signed in on the home page.
 func (e *env) setUpInBrowser(t *testing.T, ctx context.Context, email string, role cabinet.Role, keyIDs ...string) {
 	t.Helper()
-	_, token, err := e.deps.Cabinet.CreateUser(context.Background(), email, role, keyIDs)
+	_, token, err := e.app.Cabinet.CreateUser(context.Background(), email, role, keyIDs)
 	require.NoError(t, err)
 	run(t, ctx, chromedp.Navigate(e.url+"/cabinet/setup/"+token),
 		chromedp.SendKeys(chromedp.CSS("#password"), staffPassword),

@@ -319,7 +319,7 @@ func TestCabinetActivity(t *testing.T) {
 		})
 
 		t.Run("with two keys the key is kept", func(t *testing.T) {
-			require.NoError(t, e.deps.Cabinet.Grant(ctx, "ann@example.com", e.bKey.ID))
+			require.NoError(t, e.app.Cabinet.Grant(ctx, "ann@example.com", e.bKey.ID))
 			got, _ := walk(t, e, ann, "/cabinet/payouts?key="+e.bKey.ID+"&status=succeeded", payoutRowRE, func(string) {})
 			require.Contains(t, got, poB.PayoutID)
 			_, body, _ := ann.get(e.url + "/cabinet/payouts?key=" + e.bKey.ID)

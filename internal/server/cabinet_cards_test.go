@@ -245,7 +245,7 @@ func TestCabinetCards(t *testing.T) {
 		})
 
 		t.Run("with two keys the key is kept", func(t *testing.T) {
-			require.NoError(t, e.deps.Cabinet.Grant(ctx, "adam@example.com", e.bKey.ID))
+			require.NoError(t, e.app.Cabinet.Grant(ctx, "adam@example.com", e.bKey.ID))
 			p := readCardPage(t, admin, e.url+"/cabinet/cards")
 			require.NotContains(t, p.ids, theirs.ID, "key A first")
 			require.Contains(t, p.body, `name="key"`)

@@ -23,7 +23,7 @@ import (
 func TestCabinetCookies(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{})
-		_, token, err := e.deps.Cabinet.CreateUser(context.Background(), "cy@example.com", cabinet.Admin, []string{e.aKey.ID})
+		_, token, err := e.app.Cabinet.CreateUser(context.Background(), "cy@example.com", cabinet.Admin, []string{e.aKey.ID})
 		require.NoError(t, err)
 		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		do := func(method, path, host string, cookies []*http.Cookie, form url.Values) (*http.Response, string) {

@@ -62,7 +62,7 @@ func TestCabinetSignIn(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{})
 		ctx := context.Background()
-		users := e.deps.Cabinet
+		users := e.app.Cabinet
 		_, token, err := users.CreateUser(ctx, "ann@example.com", cabinet.Admin, []string{e.aKey.ID})
 		require.NoError(t, err)
 		const password = "a long passphrase"

@@ -39,7 +39,7 @@ func (e *env) signedInAdmin(t *testing.T, email string, keyIDs ...string) *staff
 // setup link.
 func (e *env) signedInAs(t *testing.T, email string, role cabinet.Role, keyIDs ...string) *staffBrowser {
 	t.Helper()
-	_, token, err := e.deps.Cabinet.CreateUser(context.Background(), email, role, keyIDs)
+	_, token, err := e.app.Cabinet.CreateUser(context.Background(), email, role, keyIDs)
 	require.NoError(t, err)
 	b := newStaffBrowser(t)
 	status, body, csrf := b.get(e.url + "/cabinet/setup/" + token)
@@ -272,7 +272,7 @@ func TestCabinetPayments(t *testing.T) {
 
 		// Grants are read on every request: once B is granted, the key
 		// selector appears and B's payments with it.
-		require.NoError(t, e.deps.Cabinet.Grant(ctx, "ann@example.com", e.bKey.ID))
+		require.NoError(t, e.app.Cabinet.Grant(ctx, "ann@example.com", e.bKey.ID))
 		status, body, _ = ann.get(e.url + "/cabinet/payments")
 		require.Equal(t, http.StatusOK, status)
 		require.Contains(t, body, `name="key"`)

@@ -325,7 +325,7 @@ func TestSandboxClockAPI(t *testing.T) {
 func TestSandboxClockProduction(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{environment: merchant.Production})
-		ms := &merchant.Service{Store: e.store, Sealer: e.keyring, Now: e.clock.Now,
+		ms := &merchant.Service{Store: e.store, Sealer: e.cfg.Keyring, Now: e.clock.Now,
 			NewID: func() string { return uuid.NewString() }, Environment: merchant.Production}
 		k, err := ms.Create(context.Background(), merchant.NewKey{Name: "live"})
 		require.NoError(t, err)

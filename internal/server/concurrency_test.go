@@ -8,37 +8,32 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate/paygate/internal/cabinet"
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/client"
-	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
-	"github.com/paygate/paygate/internal/operation"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
-	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
-	"github.com/paygate/paygate/internal/verification"
 )
 
 // apiProcess starts a second API server on the env's database with its own
 // pool, as `serve --role api` would be: it queues jobs and runs none.
 func (e *env) apiProcess() string {
 	e.t.Helper()
-	s := e.pool()
-	merchants := *e.merchants
-	merchants.Store = s
-	deps := e.deps
-	deps.Store, deps.Merchants, deps.Engine, deps.Metrics = s, &merchants, nil, nil
-	if c := e.deps.Cabinet; c != nil { // its own pool, as its sessions' reads
-		deps.Cabinet = &cabinet.Service{Store: s, Now: c.Now, Params: c.Params}
-	}
-	srv, err := server.New(e.cfg, deps)
+	cfg := e.cfg
+	cfg.Store, cfg.Work = e.openPool(), false
+	return e.process(cfg)
+}
+
+// process starts another Paygate process of cfg (built by the composition
+// root, as serve builds one) and returns its URL.
+func (e *env) process(cfg app.Config) string {
+	e.t.Helper()
+	p, err := app.New(cfg)
 	require.NoError(e.t, err)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewServer(p.Server)
 	e.t.Cleanup(hs.Close)
 	return hs.URL
 }
@@ -47,20 +42,19 @@ func (e *env) apiProcess() string {
 // one: it queues jobs (in its transactions) and runs none.
 func (e *env) pool() *store.Store {
 	e.t.Helper()
+	cfg := e.cfg
+	cfg.Store, cfg.Work = e.openPool(), false
+	_, err := app.New(cfg) // its job queue, with every kind registered
+	require.NoError(e.t, err)
+	return cfg.Store
+}
+
+// openPool opens another pool on the env's database.
+func (e *env) openPool() *store.Store {
+	e.t.Helper()
 	s, err := store.Open(context.Background(), e.dbConfig)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { s.Close() })
-	// The same workers as every process registers (River refuses to insert
-	// a kind it does not know); this one runs none of them.
-	workers := river.NewWorkers()
-	operation.AddWorkers(workers, &operation.Engine{})
-	payment.AddWorkers(workers, &payment.Engine{})
-	verification.AddWorkers(workers, &verification.Engine{})
-	addWebhookWorkers(workers, nil, s, e.keyring, e.clock, e.deps.Payments.NewID, e.deps.Log, options{})
-	// River's time is the test clock, as the env's own client has it: a job
-	// this pool queues is due by the clock the env's workers run on.
-	_, err = jobs.NewClient(s, workers, e.clock.Now, jobs.Options{Log: e.deps.Log, Time: e.clock})
-	require.NoError(e.t, err)
 	return s
 }
 

@@ -108,7 +108,7 @@ func TestEventObjectIsGET(t *testing.T) {
 		}
 		e.clock.Add(301 * time.Second)
 		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error {
-			_, err := e.deps.Payments.ExpireSession(ctx, tx, expiring.PaymentID, e.clock.Now()) // unless its job was first
+			_, err := e.app.Payments.ExpireSession(ctx, tx, expiring.PaymentID, e.clock.Now()) // unless its job was first
 			return err
 		}))
 		checkNewest(t, e, e.a, expiring.PaymentID, "expired")

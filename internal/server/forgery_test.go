@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/vault"
@@ -27,18 +27,14 @@ import (
 
 // peer starts another Paygate process on e's database with the master keys
 // keys; edit, when not nil, changes its configuration.
-func (e *env) peer(t *testing.T, keys server.KeyDeriver, edit func(*server.Config)) string {
+func (e *env) peer(t *testing.T, keys *vault.Keyring, edit func(*app.Config)) string {
 	t.Helper()
-	cfg, deps := e.cfg, e.deps
+	cfg := e.cfg
+	cfg.FormKeys, cfg.Work = keys, false
 	if edit != nil {
 		edit(&cfg)
 	}
-	deps.Keys = keys
-	srv, err := server.New(cfg, deps)
-	require.NoError(t, err)
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return e.process(cfg)
 }
 
 // noJar is a browser that sends exactly the cookies a test gives it, so a
@@ -118,7 +114,7 @@ func TestCheckoutForgery(t *testing.T) {
 		// The keys after a rotation: a new active key, the old one kept.
 		oldKey, newKey := keyLine("mk_0000000a"), keyLine("mk_0000000b")
 		e := newEnv(t, db, options{work: true, keyring: parseRing(t, newKey+"\n"+oldKey)})
-		sibling := e.peer(t, e.deps.Keys, nil)                                            // another process of the cluster
+		sibling := e.peer(t, e.cfg.Keyring, nil)                                          // another process of the cluster
 		beforeRotation := e.peer(t, parseRing(t, oldKey), nil)                            // a process not yet given the new key
 		retired := e.peer(t, parseRing(t, newKey), nil)                                   // the old key removed from the ring
 		otherInstallation := e.peer(t, vault.New(), nil)                                  // another master key altogether
@@ -200,10 +196,10 @@ func TestCheckoutForgery(t *testing.T) {
 func TestCheckoutCookie(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true}) // public URL https://pay.example
-		keys := e.deps.Keys
+		keys := e.cfg.Keyring
 		local := netip.MustParsePrefix("127.0.0.0/8")
-		behindProxy := e.peer(t, keys, func(c *server.Config) { c.TrustedProxies = []netip.Prefix{local} })
-		plainHTTP := e.peer(t, keys, func(c *server.Config) { c.PublicURL = "http://pay.example" })
+		behindProxy := e.peer(t, keys, func(c *app.Config) { c.TrustedProxies = []netip.Prefix{local} })
+		plainHTTP := e.peer(t, keys, func(c *app.Config) { c.PublicURL = "http://pay.example" })
 
 		tests := []struct {
 			name   string

@@ -7,24 +7,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
-	keyclock "github.com/paygate/paygate/internal/clock"
-	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
-	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
@@ -33,7 +29,6 @@ import (
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/subscription"
 	"github.com/paygate/paygate/internal/vault"
-	"github.com/paygate/paygate/internal/verification"
 )
 
 // clock is a settable clock shared by the server and its clients.
@@ -58,9 +53,11 @@ func (c *clock) Add(d time.Duration) {
 func (c *clock) NowUTC() time.Time       { return c.Now().UTC() }
 func (c *clock) NowUTCOrNil() *time.Time { t := c.Now().UTC(); return &t }
 
-// env is a running server on one database with two sandbox keys.
+// env is a running server on one database with two sandbox keys, built by
+// the composition root as serve builds it (internal/app).
 type env struct {
 	t         testing.TB
+	app       *app.App
 	store     *store.Store
 	clock     *clock
 	url       string
@@ -72,13 +69,11 @@ type env struct {
 	a, b      *client.Client // two keys of two merchants
 	aKey      merchant.Key
 	bKey      merchant.Key
-	// cfg and deps start another process on the same database (forgery_test.go).
-	cfg  server.Config
-	deps server.Deps
-	// dbConfig and keyring start a second API process with its own pool
-	// on the same database (apiProcess, concurrency_test.go).
+	// cfg starts another process on the same database (peer, apiProcess).
+	cfg app.Config
+	// dbConfig starts a second process with its own pool on the same
+	// database (apiProcess, concurrency_test.go).
 	dbConfig store.Config
-	keyring  *vault.Keyring
 	// subs is the subscription domain; its scheduler runs only when a
 	// test ticks it.
 	subs *subscription.Service
@@ -118,108 +113,70 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	if kr == nil {
 		kr = vault.New()
 	}
-	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
 	ctx := context.Background()
-	for _, c := range merchant.SandboxChannels() {
-		c.ID, c.CreatedAt = newID(), clk.Now()
-		_, err := s.EnsureChannel(ctx, c)
-		require.NoError(t, err)
-	}
-	merchants := &merchant.Service{Store: s, Sealer: kr, Now: clk.Now, NewID: newID, Environment: merchant.Sandbox}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	// The sandbox channels exist in every environment here: a production
+	// test assigns them to its keys.
+	require.NoError(t, app.Seed(ctx, s, merchant.Sandbox, clk.Now))
 
 	// The sandbox acquirer, reached over real HTTP.
 	acq, err := acquirer.Start(acquirer.Config{Now: clk.Now, MaxHang: 3 * time.Second, Faults: o.faults})
 	require.NoError(t, err)
 	t.Cleanup(func() { acq.Close() })
-	adapter := sandbox.NewAdapter(acq.URL, acq.APIKey, &http.Client{Timeout: time.Second})
-	payments := &payment.Service{Sealer: kr, Now: clk.Now, NewID: newID,
-		Providers: provider.Registry{sandbox.Name: adapter}}
-	ops := &operation.Engine{Store: s, Sealer: kr, Now: clk.Now, Log: log, PollEvery: 50 * time.Millisecond,
-		Steps: make(chan struct{}, 2),
-		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
-			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		},
-		Read: func(ctx context.Context, fn func(operation.Store) error) error { // as serve wires it
-			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
-		}}
-	eng := &payment.Engine{Service: payments, Store: s, Log: log, PollEvery: 50 * time.Millisecond, Ops: ops,
-		Transact: func(ctx context.Context, fn func(payment.EngineTx) error) error {
-			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		}}
-	ops.Handle(payment.Resource, eng.Handler())
-	verifications := &verification.Engine{Service: &verification.Service{Sealer: kr, Now: clk.Now, NewID: newID,
-		Providers: payments.Providers, Keys: kr}, Store: s,
-		Transact: func(ctx context.Context, fn func(verification.EngineTx) error) error {
-			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		}}
-	ops.Handle(verification.Resource, verifications.Handler())
-	bins := &cardinfo.Service{Store: s, Now: clk.Now, NewID: newID, Log: log}
-	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { _, err := bins.Seed(ctx, tx); return err }))
-	payments.BINs = bins
-	po := &payout.Engine{Store: s, Ops: ops, Log: log, Transact: func(ctx context.Context, fn func(payout.EngineTx) error) error {
-		return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-	}, Service: &payout.Service{Sealer: kr, Now: clk.Now, NewID: newID, Providers: payments.Providers, BINs: bins}}
-	ops.Handle(payout.Resource, po.Handler())
 
-	workers := river.NewWorkers()
-	operation.AddWorkers(workers, ops)
-	payment.AddWorkers(workers, eng)
-	verification.AddWorkers(workers, verifications)
-	payout.AddWorkers(workers, po)
-	// The process runs what it queues itself, as serve does.
-	handedOff := handoff.NewWorkers()
-	operation.AddHandoff(handedOff, ops)
-	webhooks := addWebhookWorkers(workers, handedOff, s, kr, clk, newID, log, o)
-	q, err := jobs.NewClient(s, workers, clk.Now, jobs.Options{Work: o.work, Log: log, Time: clk, Poll: 20 * time.Millisecond,
-		Handoff: handedOff})
+	// The server listens before the graph is built: the payer's 3DS step
+	// returns to it.
+	hs := httptest.NewUnstartedServer(nil)
+	t.Cleanup(hs.Close)
+	cfg := app.Config{Store: s, Keyring: kr, Now: clk.Now, RiverTime: clk,
+		Log:         testLog(),
+		Environment: o.environment, Version: "test",
+		Providers:       provider.Registry{sandbox.Name: sandbox.NewAdapter(acq.URL, acq.APIKey, &http.Client{Timeout: time.Second})},
+		ProviderOrigins: []string{acq.URL}, BINFallback: o.binFallback,
+		PublicURL: "https://pay.example", ReturnURL: "http://" + hs.Listener.Addr().String(),
+		RateLimit: o.rateLimit, TrustedProxies: o.proxies,
+		// Cheap Argon2id parameters: the recommended ones are tested in
+		// internal/cabinet.
+		CabinetParams: cabinet.Params{Time: 1, Memory: 64, Threads: 1},
+		Work:          o.work, Jobs: jobs.Options{Poll: 20 * time.Millisecond},
+		Operations:     operation.Options{PollEvery: 50 * time.Millisecond, Steps: 2},
+		WebhookTimeout: o.webhookTimeout, WebhookJitter: func(d time.Duration) time.Duration { return d },
+	}
+	if o.binFallback == nil {
+		cfg.BINFallback = noBINFallback
+	}
+	p, err := app.New(cfg)
 	require.NoError(t, err)
 	if o.work {
-		require.NoError(t, q.Start(ctx))
+		require.NoError(t, p.Start(ctx))
 		t.Cleanup(func() {
 			stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_ = handedOff.Stop(stop)
-			_ = q.Stop(stop)
+			_ = p.Stop(stop)
 		})
 	}
+	hs.Config.Handler = p.Server
+	hs.Start()
 
-	metrics := server.NewMetrics(s.Collectors()...)
-	metrics.ObserveBatches(s.BatchStats)
-	cfg := server.Config{Environment: o.environment, Version: "test", PublicURL: "https://pay.example",
-		RateLimit: o.rateLimit, TrustedProxies: o.proxies, ProviderOrigins: []string{acq.URL}}
-	// Subscriptions and the sandbox clock, as serve wires them
-	// (cmd/paygate/engine.go): the scheduler does not run by itself here;
-	// a test ticks it (e.subs.Tick) or advances a key's clock.
-	subs := &subscription.Service{NewID: newID, Now: clk.Now, Payments: payments, Store: s, Ops: ops, Log: log,
-		ErrNotFound: store.ErrNotFound, RenderSubscription: server.RenderSubscription, RenderMandate: server.RenderMandate,
-		Transact: func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
-			return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-		}}
-	payments.Recurring = subs
-	ops.KeyClocks = true
-	advancer := &keyclock.Advancer{Base: clk.Now, Offsets: s, Sources: []keyclock.Source{subs.ClockSource(),
-		eng.ClockSource(), verifications.ClockSource(), po.ClockSource()}}
-	deps := server.Deps{Store: s, Merchants: merchants, Payments: payments, Verifications: verifications.Service, Payouts: po.Service, Engine: eng, Log: log, Now: clk.Now,
-		Metrics: metrics, BINs: bins, BINFallback: o.binFallback, Webhooks: webhooks, Keys: kr,
-		Subscriptions: subs, Clock: advancer,
-		// Cheap Argon2id parameters: the recommended ones are tested in
-		// internal/cabinet.
-		Cabinet: &cabinet.Service{Store: s, Now: clk.Now, Params: cabinet.Params{Time: 1, Memory: 64, Threads: 1}}}
-	srv, err := server.New(cfg, deps)
-	require.NoError(t, err)
-	payments.Render = srv.RenderPayment // as serve does: every status change makes its event
-	verifications.Service.Render = srv.RenderVerification
-	po.Service.Render = srv.RenderPayout
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	eng.PublicURL = hs.URL
-
-	e := &env{t: t, store: s, clock: clk, url: hs.URL, merchants: merchants, server: srv, bins: bins, acquirer: acq.Server, subs: subs, ops: ops,
-		acqURL: acq.URL, cfg: cfg, deps: deps, dbConfig: dbConfig, keyring: kr}
+	e := &env{t: t, app: p, store: s, clock: clk, url: hs.URL, merchants: p.Merchants, server: p.Server, bins: p.BINs,
+		acquirer: acq.Server, subs: p.Subscriptions, ops: p.Operations, acqURL: acq.URL, cfg: cfg, dbConfig: dbConfig}
 	e.a, e.aKey = e.newClient("merchant-a")
 	e.b, e.bKey = e.newClient("merchant-b")
 	return e
+}
+
+// testLog is the processes' log: discarded, or on stderr when
+// PAYGATE_TEST_LOG is set (to read what a failing test's process said).
+func testLog() *slog.Logger {
+	if os.Getenv("PAYGATE_TEST_LOG") != "" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewJSONHandler(io.Discard, nil))
+}
+
+// noBINFallback is the harness's default: the BIN base alone answers, as
+// before tests chose a fallback of their own.
+func noBINFallback(context.Context, string, string) (provider.BINInfo, error) {
+	return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no fallback in this test")
 }
 
 // newClient issues a key and returns a client for it on the test clock.

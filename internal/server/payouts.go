@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -34,7 +33,7 @@ func (s *Server) createPayout() http.Handler {
 			if err != nil {
 				return answer{}, err
 			}
-			return answer{http.StatusCreated, s.payoutView(p)}, nil
+			return answer{http.StatusCreated, payoutView(p)}, nil
 		})
 }
 
@@ -46,7 +45,7 @@ func (s *Server) getPayout() http.Handler {
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{http.StatusOK, s.payoutView(p)}, nil
+		return answer{http.StatusOK, payoutView(p)}, nil
 	})
 }
 
@@ -63,7 +62,7 @@ func (s *Server) confirmPayout() http.Handler {
 			if p, err = s.payouts.Confirm(ctx, tx, p, deref(in.Value)); err != nil {
 				return answer{}, err
 			}
-			return answer{http.StatusOK, s.payoutView(p)}, nil
+			return answer{http.StatusOK, payoutView(p)}, nil
 		})
 }
 
@@ -83,7 +82,7 @@ func findPayout(ctx context.Context, find func(ctx context.Context, keyID, id st
 
 // payoutView is the Payout answer (OpenAPI schema Payout): no card number,
 // no wallet payload, no code (the type has no field for them).
-func (s *Server) payoutView(p *payout.Payout) openapi.Payout {
+func payoutView(p *payout.Payout) openapi.Payout {
 	out := openapi.Payout{PayoutID: p.ID, OrderID: p.OrderID, Status: string(p.Status), Final: p.Status.Final(),
 		AmountMinor: p.AmountMinor, Currency: p.Currency, Account: p.Account, PayoutMethod: p.Method,
 		CardMask: p.CardMask, DeclineCode: p.DeclineCode, ClientDescription: p.ClientDescription,
@@ -95,10 +94,4 @@ func (s *Server) payoutView(p *payout.Payout) openapi.Payout {
 		out.BankReference = &openapi.BankReference{PaymentID: p.BankReference.PaymentID, Name: p.BankReference.Name}
 	}
 	return out
-}
-
-// RenderPayout is the payout as GET /payouts/{id} shows it: the object of
-// its events (docs/design/decisions.md section 6).
-func (s *Server) RenderPayout(p *payout.Payout) ([]byte, error) {
-	return json.Marshal(s.payoutView(p))
 }

@@ -59,6 +59,7 @@ type Config struct {
 // Server serves the client API, and the checkout's pages beside it.
 type Server struct {
 	cfg       Config
+	views     Views
 	proxies   forwarded.Proxies // cfg.TrustedProxies
 	store     *store.Store
 	merchants *merchant.Service
@@ -132,7 +133,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
+	s := &Server{cfg: cfg, views: NewViews(cfg.PublicURL, d.Now), proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
 		binFallback: d.BINFallback, webhooks: d.Webhooks}
 	ttl := cfg.KeyCache

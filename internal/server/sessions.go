@@ -115,6 +115,11 @@ func subscriptionTerms(t *openapi.SubscriptionTerms) *payment.SubscriptionTerms 
 // it, at now (the key's clock for an answer: docs/design/decisions.md
 // section 14).
 func (s *Server) paymentViewAt(p *payment.Payment, now time.Time) openapi.Payment {
+	return s.views.paymentAt(p, now)
+}
+
+// paymentAt is the Payment answer at now.
+func (vw Views) paymentAt(p *payment.Payment, now time.Time) openapi.Payment {
 	v := p.Observe(now)
 	out := openapi.Payment{
 		PaymentID: v.ID, SessionID: v.SessionID, Status: string(v.Status), Final: v.Status.Final(),
@@ -128,7 +133,7 @@ func (s *Server) paymentViewAt(p *payment.Payment, now time.Time) openapi.Paymen
 		out.SubscriptionPeriod, out.SubscriptionAttempt = v.SubscriptionPeriod, &attempt
 	}
 	if v.SessionID != "" && !v.Status.Final() {
-		out.CheckoutURL = s.cfg.PublicURL + "/checkout/" + v.SessionID
+		out.CheckoutURL = vw.publicURL + "/checkout/" + v.SessionID
 	}
 	if v.ExpiresAt != nil {
 		out.ExpiresAt = openapi.Time(*v.ExpiresAt)
@@ -172,10 +177,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// RenderPayment is the payment as GET /payments/{id} shows it now: the
-// object of its events (docs/design/decisions.md section 6).
-func (s *Server) RenderPayment(p *payment.Payment) ([]byte, error) {
-	return json.Marshal(s.paymentViewAt(p, s.now()))
 }

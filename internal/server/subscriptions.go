@@ -87,12 +87,6 @@ func subscriptionView(sub *subscription.Subscription) openapi.Subscription {
 	return out
 }
 
-// RenderSubscription is the subscription as GET shows it: the object of
-// its events (docs/design/decisions.md section 6).
-func RenderSubscription(sub *subscription.Subscription) ([]byte, error) {
-	return json.Marshal(subscriptionView(sub))
-}
-
 // getMandate is getMandate (GET /mandates/{id}); another key's mandate is
 // 404.
 func (s *Server) getMandate() http.Handler {
@@ -131,9 +125,6 @@ func mandateView(m *subscription.Mandate) openapi.Mandate {
 	}
 	return out
 }
-
-// RenderMandate is the mandate as GET shows it: the object of its events.
-func RenderMandate(m *subscription.Mandate) ([]byte, error) { return json.Marshal(mandateView(m)) }
 
 // getSandboxClock is getSandboxClock (GET /sandbox/clock): the calling
 // key's clock; 404 for a production key (docs/design/decisions.md section

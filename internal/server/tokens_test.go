@@ -26,7 +26,7 @@ import (
 func savedCard(t testing.TB, e *env, keyID, customerRef string) *savedcard.Card {
 	t.Helper()
 	id := uuid.NewString()
-	c, err := savedcard.New(e.keyring, savedcard.Card{ID: id, AccessKeyID: keyID, CustomerReference: customerRef,
+	c, err := savedcard.New(e.cfg.Keyring, savedcard.Card{ID: id, AccessKeyID: keyID, CustomerReference: customerRef,
 		Provider: sandbox.Name, MaskedCard: "424242******4242", Scheme: "visa", ExpMonth: 12,
 		ExpYear: e.clock.Now().Year() + 2, CreatedAt: e.clock.Now()}, "tok_"+id)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -88,10 +87,4 @@ func verificationView(v *verification.Verification) openapi.CardVerification {
 		out.BankReference = &openapi.BankReference{PaymentID: b.PaymentID, Name: b.Name}
 	}
 	return out
-}
-
-// RenderVerification is the verification as GET /card-verifications/{id}
-// shows it: the object of its events (docs/design/decisions.md section 6).
-func (s *Server) RenderVerification(v *verification.Verification) ([]byte, error) {
-	return json.Marshal(verificationView(v))
 }

@@ -72,6 +72,19 @@ type Service struct {
 	ErrNotFound error
 }
 
+// NewService builds the subscription domain on the payment service it charges
+// through; every dependency is an argument (docs/architecture.md, "The
+// composition root"). The renderers make the object of each status
+// change's event (docs/design/decisions.md section 6); errNotFound is the
+// store's "no such row".
+func NewService(payments *payment.Service, st Store, transact func(ctx context.Context, fn func(ChargeTx) error) error,
+	ops Operations, now func() time.Time, newID func() string, log *slog.Logger,
+	renderSubscription func(*Subscription) ([]byte, error), renderMandate func(*Mandate) ([]byte, error),
+	errNotFound error) *Service {
+	return &Service{Payments: payments, Store: st, Transact: transact, Ops: ops, Now: now, NewID: newID, Log: log,
+		RenderSubscription: renderSubscription, RenderMandate: renderMandate, ErrNotFound: errNotFound}
+}
+
 // The payment domain tells Service of payments with terms.
 var _ payment.Recurring = (*Service)(nil)
 

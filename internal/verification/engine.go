@@ -54,6 +54,11 @@ type Engine struct {
 	Transact func(ctx context.Context, fn func(EngineTx) error) error
 }
 
+// NewEngine builds the verification side of the operation engine.
+func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, fn func(EngineTx) error) error) *Engine {
+	return &Engine{Service: svc, Store: st, Transact: transact}
+}
+
 // Handler is what the operation engine runs verifications' operations with.
 func (e *Engine) Handler() operation.Handler { return handler{e} }
 

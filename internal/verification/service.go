@@ -62,6 +62,14 @@ type Service struct {
 	Render func(v *Verification) ([]byte, error)
 }
 
+// NewService builds card verifications' domain; every dependency is an
+// argument, so that a wiring that forgets the renderer of its events does
+// not compile.
+func NewService(sealer operation.Sealer, now func() time.Time, newID func() string, providers Providers,
+	keys KeyDeriver, render func(v *Verification) ([]byte, error)) *Service {
+	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, Keys: keys, Render: render}
+}
+
 // EventTx records an event in the transaction of the change it reports.
 type EventTx interface {
 	RecordEvent(ctx context.Context, e webhook.Event) error
