@@ -30,7 +30,7 @@ var edge = []string{
 	"internal/cabinet/pages",    // the merchant cabinet's pages (issue 14 item 2)
 	"internal/forwarded",        // the trusted proxy's X-Forwarded-* headers
 	"internal/client",           // the signed Go client of Paygate's API
-	"internal/openapi",          // the HTTP contract, its wire types and generated client
+	"internal/openapi",          // the HTTP contract and its wire types
 	"internal/webhook/outbound", // delivers webhooks over HTTP; internal/webhook only declares the sender it needs
 	"internal/provider/",        // adapters (the seam internal/provider itself is domain): an acquirer is reached over HTTP
 }
