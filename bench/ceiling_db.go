@@ -182,7 +182,7 @@ type dbCeiling struct {
 	// statements and the commit sent together, one round trip each (a pgx
 	// batch: one implicit transaction), and their CPU per thousand. Next
 	// to commits and cpuPerK it tells what Paygate's one statement per
-	// round trip costs (docs/benchmarks.md, "What is left after issue 15").
+	// round trip costs (docs/benchmarks.md, "What is left").
 	pipelined        float64
 	pipelinedCPUPerK time.Duration
 }

@@ -103,8 +103,9 @@ func pciBOLA(ctx context.Context, c checkConfig) (checkResult, error) {
 	}
 	for _, p := range bola.uncovered {
 		// The routes whose ids the flows above create must be probed with
-		// one (issue 12: payouts, verifications, saved cards; issue 13:
-		// subscriptions, mandates); the others are shown in the figures.
+		// one (docs/reliability.md, "PCI canary and BOLA": payouts,
+		// verifications, saved cards, subscriptions, mandates); the others
+		// are shown in the figures.
 		if slices.Contains([]string{"payouts", "card-verifications", "saved-cards", "subscriptions", "mandates"},
 			ownKind(strings.Fields(p)[1])) {
 			res.fail("BOLA: %s probed with no id of its own kind", p)

@@ -26,8 +26,9 @@ func TestProductionRefusesTheSandboxAcquirer(t *testing.T) {
 }
 
 // TestRoles: an API process and a worker process on one PostgreSQL database
-// (serve --role api / worker, issue 6): the API accepts a payment and only
-// queues it; the worker completes it. The worker serves no API.
+// (serve --role api / worker, docs/operations.md, "Several processes"): the
+// API accepts a payment and only queues it; the worker completes it. The
+// worker serves no API.
 func TestRoles(t *testing.T) {
 	url := storetest.NewPostgresDatabase(t)
 	acq, err := acquirer.Start(acquirer.Config{})

@@ -14,8 +14,8 @@ import (
 )
 
 // Comments cite the rules they implement (docs/design/style.md), and a
-// newcomer must be able to follow every citation inside the repository
-// (issue 11, item 6). The forms, documented at the top of
+// newcomer must be able to follow every citation inside the repository,
+// never to the issue tracker. The forms, documented at the top of
 // docs/design/decisions.md:
 //
 //   - a product decision: "docs/design/decisions.md section N" or

@@ -26,11 +26,11 @@ import (
 // gets the domain rules without being listed.
 var edge = []string{
 	"internal/server",           // routes, handlers, middleware
-	"internal/checkout",         // the payer's checkout pages (issue 11 item 4)
-	"internal/cabinet/pages",    // the merchant cabinet's pages (issue 14 item 2)
+	"internal/checkout",         // the payer's checkout pages (docs/design/decisions.md section 9)
+	"internal/cabinet/pages",    // the merchant cabinet's pages (docs/design/decisions.md section 13)
 	"internal/forwarded",        // the trusted proxy's X-Forwarded-* headers
 	"internal/client",           // the signed Go client of Paygate's API
-	"internal/openapi",          // the HTTP contract, its wire types and generated client
+	"internal/openapi",          // the HTTP contract and its wire types
 	"internal/webhook/outbound", // delivers webhooks over HTTP; internal/webhook only declares the sender it needs
 	"internal/provider/",        // adapters (the seam internal/provider itself is domain): an acquirer is reached over HTTP
 }

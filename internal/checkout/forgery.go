@@ -9,7 +9,7 @@ import (
 	"github.com/paygate/paygate/internal/formtoken"
 )
 
-// Anti-forgery (issue 4; issue 10 item 6; docs/checkout.md, Security).
+// Anti-forgery (docs/checkout.md, "Security").
 //
 // The payer's browser holds a random browser id in an HttpOnly,
 // SameSite=Lax cookie; each form carries, in its hidden csrf_token field,

@@ -1,6 +1,6 @@
-// Package checkout is the hosted checkout (issue 4, docs/design/decisions.md
-// sections 4 and 9): the payer's pages at checkout_url, their style sheet and
-// script, and their anti-forgery tokens. It serves pages, not API: its
+// Package checkout is the hosted checkout (docs/design/decisions.md
+// sections 4 and 9): the payer's pages at checkout_url, their style sheet
+// and script, and their anti-forgery tokens. It serves pages, not API: its
 // answers are HTML, and its handlers are mounted by the server, whose
 // routes.go lists every pattern and whose middleware (request id, panic
 // recovery, access log, metrics, draining) wraps them as it wraps the API.

@@ -368,7 +368,8 @@ func isObjectType(s map[string]any) bool {
 // is either closed (additionalProperties or unevaluatedProperties false) or
 // says additionalProperties: true and is listed in openObjects. Generators
 // (openapi-typescript, oapi-codegen) read a missing additionalProperties
-// differently, so free-form objects say it (issue 10, item 10).
+// differently, so free-form objects say it (docs/api.md, "What the
+// document promises generated clients").
 func TestSchemasClosed(t *testing.T) {
 	doc := loadDoc(t)
 	var open, implicit []string

@@ -12,7 +12,7 @@ import (
 // TestPhonePatternMatchesDomain: the schema's mobile.phone pattern accepts
 // exactly what payment.NormalizePhone accepts, so moving the rule into the
 // document refuses nothing that was accepted and accepts nothing that was
-// refused (issue 10, item 10).
+// refused (docs/api.md, "What the document promises generated clients").
 func TestPhonePatternMatchesDomain(t *testing.T) {
 	doc := loadDoc(t)
 	s, ok := resolve(doc, "#/components/schemas/MobileAccount/properties/phone/pattern")

@@ -14,12 +14,13 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// The provider_redirect checkout (issue 4): checkout_url sends the payer to
-// the provider's own hosted page, and the provider sends them back to
-// Paygate's return page. The payment meanwhile is requires_action with
-// next_action redirect, so the outcome arrives the way a 3DS outcome does:
-// the poll job asks the provider, and the return page (confirm without a
-// code) asks at once. Both record the answer through the operation engine.
+// The provider_redirect checkout (docs/checkout.md, "Provider redirect
+// mode"): checkout_url sends the payer to the provider's own hosted page,
+// and the provider sends them back to Paygate's return page. The payment
+// meanwhile is requires_action with next_action redirect, so the outcome
+// arrives the way a 3DS outcome does: the poll job asks the provider, and
+// the return page (confirm without a code) asks at once. Both record the
+// answer through the operation engine.
 //
 // The operation behind the provider's page is an OpPay operation that is
 // never sent: it is created in state OpInquiring, its id is the provider's

@@ -266,8 +266,9 @@ type HostedSessionResult struct {
 // each of its profiles can do. Everything else an acquirer may or may not
 // offer is an optional interface below (Payments, Verifications, Payouts,
 // BINSource, HostedPages), checked by type assertion, so an adapter
-// implements only what its acquirer does (docs/providers.md; issue 11,
-// item 5). Reach an optional interface through PaymentsOf and its siblings.
+// implements only what its acquirer does (docs/providers.md, "The
+// interfaces"). Reach an optional interface through PaymentsOf and its
+// siblings.
 //
 // Every method of every interface returns a result for each answer the
 // provider gave (a decline is a result, not an error) and an *Error when no

@@ -161,8 +161,8 @@ func operationsOf(e *env, paymentID, kind string) int {
 // TestConcurrentOperations fires many captures, cancels and refunds at one
 // payment at once, through two API processes on one database: exactly one
 // is accepted where only one fits, the others are refused, and the
-// acquirer moves the money once (issue 10, item 1; docs/payments.md,
-// "Concurrent operations").
+// acquirer moves the money once (docs/payments.md, "Concurrent
+// operations").
 func TestConcurrentOperations(t *testing.T) {
 	const n = 24
 	each(t, func(t *testing.T, db storetest.Database) {

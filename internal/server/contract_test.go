@@ -19,10 +19,10 @@ import (
 
 // TestEventObjectIsGET drives payments to every status the engine and the
 // API produce and checks each payment's newest event carries the payment
-// exactly as GET shows it (docs/design/decisions.md section 6; issue 10, item
-// 8: the payment.succeeded of a payment that saved a card lacked
-// saved_card_id), and that every event's object is in the status its type
-// names.
+// exactly as GET shows it (docs/design/decisions.md section 6: data.object
+// is the resource as GET returns it; the payment.succeeded of a payment that
+// saved a card once lacked saved_card_id), and that every event's object is
+// in the status its type names.
 func TestEventObjectIsGET(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
@@ -141,7 +141,8 @@ func checkNewest(t *testing.T, e *env, c *client.Client, id, want string) {
 }
 
 // TestConfirmAnswerHasNoStaleAction: a confirmed payment answers
-// processing without the next_action of the step it left (issue 10, item 11).
+// processing without the next_action of the step it left (docs/payments.md,
+// "Next actions": only a requires_action payment carries next_action).
 func TestConfirmAnswerHasNoStaleAction(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
@@ -161,7 +162,8 @@ func TestConfirmAnswerHasNoStaleAction(t *testing.T) {
 // TestReturnURLAndExpiryYear: return_url must be an absolute https URL
 // (http in the sandbox) on both payment kinds, refused at creation with
 // nothing stored; a two-digit expire_year means 20YY, as on the hosted
-// page and at the acquirer (issue 10, items 7 and 11).
+// page and at the acquirer (docs/api.md, "What the document promises
+// generated clients").
 func TestReturnURLAndExpiryYear(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
@@ -206,7 +208,7 @@ func TestReturnURLAndExpiryYear(t *testing.T) {
 // TestReplayedRefusalRequestIDs: a replayed refusal is the stored body byte
 // for byte, so its error.request_id names the first request, while
 // X-Request-Id names the request just sent (docs/api.md, "Two request ids
-// on a replay"; issue 10, item 11).
+// on a replay").
 func TestReplayedRefusalRequestIDs(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{})

@@ -19,8 +19,8 @@ import (
 	"github.com/paygate/paygate/internal/vault"
 )
 
-// The checkout's anti-forgery token (docs/checkout.md, Security; issue 10
-// item 6) is keyed by a key derived from the master keys, bound to the
+// The checkout's anti-forgery token (docs/checkout.md, "Security") is
+// keyed by a key derived from the master keys, bound to the
 // browser's cookie and to the session. These tests run several Paygate
 // processes on one database, as a cluster does, with the same or other
 // master keys.

@@ -22,8 +22,9 @@ import (
 
 // statusWalker sends requests to every API route and checks each answer
 // against the OpenAPI document: the status is one the operation declares,
-// and an error answer is the ErrorEnvelope (issue 10, item 9: statuses
-// answered but not declared break generated clients).
+// and an error answer is the ErrorEnvelope (docs/api.md, "Conventions":
+// each operation lists every status it can answer; one answered but not
+// declared breaks generated clients).
 type statusWalker struct {
 	t         *testing.T
 	e         *env
