@@ -104,7 +104,7 @@ func PaymentListQuery(keyID string, f PaymentFilter) (string, []any) {
 // PaymentOperations lists every operation of a payment, oldest first.
 func (q Queries) PaymentOperations(ctx context.Context, paymentID string) ([]operation.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations
-		WHERE payment_id = $1 ORDER BY created_at, id`, paymentID)
+		WHERE resource = 'payment' AND resource_id = $1 ORDER BY created_at, id`, paymentID)
 	if err != nil {
 		return nil, err
 	}

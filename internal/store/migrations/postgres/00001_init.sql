@@ -163,7 +163,6 @@ CREATE INDEX payments_by_key_day ON payments (access_key_id, (created_at / 86400
 -- holds the same lease.
 CREATE TABLE operations (
     id           TEXT PRIMARY KEY,
-    payment_id   TEXT REFERENCES payments (id),
     kind         TEXT NOT NULL,
     state        TEXT NOT NULL,
     amount_minor BIGINT NOT NULL,
@@ -171,11 +170,11 @@ CREATE TABLE operations (
     result       TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
     updated_at   BIGINT NOT NULL,
-    resource     TEXT NOT NULL DEFAULT 'payment',
-    resource_id  TEXT,
+    resource     TEXT NOT NULL,
+    resource_id  TEXT NOT NULL,
     rescue_at    BIGINT
 );
-CREATE INDEX operations_by_payment ON operations (payment_id, created_at);
+-- A resource's operations, oldest first (a payment's: resource 'payment').
 CREATE INDEX operations_by_resource ON operations (resource, resource_id, created_at);
 -- Partial: the rescue reads only the leases held, a few per process at any
 -- time.
