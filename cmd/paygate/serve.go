@@ -99,11 +99,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer a.close()
-	if n, err := a.store.RequeueInterruptedJobs(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		a.log.Warn("requeued jobs interrupted by the last stop", "jobs", n)
-	}
 
 	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a)
 	if err != nil {
