@@ -16,7 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// TestHandoffLeases: a handed-off run's lease (migration 00019) is taken by
+// TestHandoffLeases: a handed-off run's lease (rescue_at) is taken by
 // a rescue only once it lapsed, once, however many rescue at the same
 // time; the write that finishes the row (an operation done, an attempt
 // recorded) clears it, and so does handing the run back (docs/operations.md,
