@@ -30,11 +30,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// Tag marked the River job that served as a handed-off run's safety net
-// before runs held leases (migration 00019); on SQLite a start still makes
-// the nets an earlier version left due at once (store.RequeueInterruptedJobs).
-const Tag = "handoff"
-
 // RescueEvery is how often a process that runs jobs rescues the lapsed
 // leases: a job a dead process had in hand runs at most its window and
 // RescueEvery after it was queued. A rescue that finds nothing is one

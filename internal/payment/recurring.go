@@ -26,8 +26,8 @@ type Recurring interface {
 }
 
 // ErrDuplicateCharge: a payment for this (subscription, period, attempt)
-// exists already. The database's unique index decides (migration 00013),
-// so two schedulers can never both charge a period.
+// exists already. The database's unique index decides
+// (payments_subscription_charge), so two schedulers can never both charge a period.
 var ErrDuplicateCharge = errors.New("this subscription period's charge exists already")
 
 // MaxTermsBackdate is how far in the past first_charge_at may be: a little

@@ -269,7 +269,7 @@ func TestCheckoutWithoutJavaScript(t *testing.T) {
 			require.Contains(t, pr.settle(s.SessionID).body, "Payment successful")
 			require.Equal(t, 1, chargesFor(e, s.PaymentID))
 			ops := 0
-			require.NoError(t, e.store.DB().QueryRow(`SELECT COUNT(*) FROM operations WHERE payment_id = $1`, s.PaymentID).Scan(&ops))
+			require.NoError(t, e.store.DB().QueryRow(`SELECT COUNT(*) FROM operations WHERE resource = 'payment' AND resource_id = $1`, s.PaymentID).Scan(&ops))
 			require.Equal(t, 1, ops, "one operation queued")
 		})
 

@@ -138,7 +138,7 @@ func tally(t *testing.T, rs []*client.Response) map[string]int {
 func ledgerOf(e *env, paymentID string) map[string][2]int64 {
 	e.t.Helper()
 	var first string
-	require.NoError(e.t, e.store.DB().QueryRow(`SELECT id FROM operations WHERE payment_id = $1
+	require.NoError(e.t, e.store.DB().QueryRow(`SELECT id FROM operations WHERE resource = 'payment' AND resource_id = $1
 		ORDER BY created_at, id LIMIT 1`, paymentID).Scan(&first))
 	out := map[string][2]int64{}
 	for _, en := range e.acquirer.Ledger() {
@@ -153,7 +153,7 @@ func ledgerOf(e *env, paymentID string) map[string][2]int64 {
 func operationsOf(e *env, paymentID, kind string) int {
 	e.t.Helper()
 	var n int
-	require.NoError(e.t, e.store.DB().QueryRow(`SELECT count(*) FROM operations WHERE payment_id = $1 AND kind = $2`,
+	require.NoError(e.t, e.store.DB().QueryRow(`SELECT count(*) FROM operations WHERE resource = 'payment' AND resource_id = $1 AND kind = $2`,
 		paymentID, kind).Scan(&n))
 	return n
 }

@@ -51,7 +51,7 @@ func TestProviderFaults(t *testing.T) {
 		for _, p := range pays {
 			var payOp string
 			require.NoError(t, e.store.DB().QueryRowContext(context.Background(),
-				`SELECT id FROM operations WHERE payment_id = $1 AND kind = 'pay'`, p.id).Scan(&payOp))
+				`SELECT id FROM operations WHERE resource = 'payment' AND resource_id = $1 AND kind = 'pay'`, p.id).Scan(&payOp))
 			if p.mode == "charge" {
 				require.Equal(t, 1, e.acquirer.Count(acquirer.EntryCharge, payOp), p.id)
 				require.Equal(t, 0, e.acquirer.Count(acquirer.EntryHold, payOp), p.id)

@@ -353,7 +353,7 @@ func TestDirectPayments(t *testing.T) {
 // operations Paygate sent for it.
 func chargesFor(e *env, paymentID string) int {
 	var n int
-	rows, err := e.store.DB().Query(`SELECT id FROM operations WHERE payment_id = $1`, paymentID)
+	rows, err := e.store.DB().Query(`SELECT id FROM operations WHERE resource = 'payment' AND resource_id = $1`, paymentID)
 	require.NoError(e.t, err)
 	defer rows.Close()
 	for rows.Next() {

@@ -105,7 +105,7 @@ func periodCharges(t *testing.T, e *env, subs []string) []periodCharge {
 		want[s] = true
 	}
 	rows, err := e.store.DB().Query(`SELECT p.id, p.subscription_id, p.status, p.subscription_period,
-		p.subscription_attempt, p.amount_minor, COALESCE((SELECT o.id FROM operations o WHERE o.payment_id = p.id
+		p.subscription_attempt, p.amount_minor, COALESCE((SELECT o.id FROM operations o WHERE o.resource = 'payment' AND o.resource_id = p.id
 		ORDER BY o.created_at, o.id LIMIT 1), '')
 		FROM payments p WHERE p.kind = $1`, string(payment.KindRecurring))
 	require.NoError(t, err)

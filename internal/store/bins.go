@@ -12,7 +12,8 @@ import (
 	"github.com/paygate/paygate/internal/cardinfo"
 )
 
-// The BIN base (internal/cardinfo, migration 00003). Ranges are stored as
+// The BIN base (internal/cardinfo; bin_versions, bin_entries, bin_active
+// in migrations/). Ranges are stored as
 // BIGINT bounds of 8-digit BINs so that both databases compare them as
 // numbers.
 

@@ -51,8 +51,8 @@ func (q Queries) PaymentsPerDay(ctx context.Context, keyID, status string, from,
 // PaymentsPerDayQuery is the query PaymentsPerDay runs, with its
 // arguments (bench/cabinet_page.go prints its plan). The day bounds are
 // implied by the created_at ones (the division only ever rounds one way);
-// with them the range is one of payments_by_key_day (migration 00018),
-// whose order is the GROUP BY's: the counts are taken reading the index
+// with them the range is one of payments_by_key_day (migrations/), whose
+// order is the GROUP BY's: the counts are taken reading the index
 // once, in order, with no sort and no table row (docs/benchmarks.md,
 // "Cabinet payments page").
 func PaymentsPerDayQuery(keyID, status string, from, to time.Time) (string, []any) {
@@ -104,7 +104,7 @@ func PaymentListQuery(keyID string, f PaymentFilter) (string, []any) {
 // PaymentOperations lists every operation of a payment, oldest first.
 func (q Queries) PaymentOperations(ctx context.Context, paymentID string) ([]operation.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations
-		WHERE payment_id = $1 ORDER BY created_at, id`, paymentID)
+		WHERE resource = 'payment' AND resource_id = $1 ORDER BY created_at, id`, paymentID)
 	if err != nil {
 		return nil, err
 	}

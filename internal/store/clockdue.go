@@ -10,8 +10,9 @@ import (
 // What a sandbox clock advance finds due for a key besides subscriptions
 // (docs/design/decisions.md section 14): the expiries its jobs would run.
 // Each answers the earliest at or before upTo, by the key's clock (the
-// times are stored on it), with an empty id when none. The partial
-// indexes of migration 00014 hold only the rows in the statuses asked for.
+// times are stored on it), with an empty id when none. The partial expiry
+// indexes (payments_session_expiry and its siblings, migrations/) hold only
+// the rows in the statuses asked for.
 
 // NextSessionExpiry is the key's earliest hosted session still open
 // (created or awaiting_payment_data) whose expires_at is at or before upTo.

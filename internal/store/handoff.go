@@ -11,7 +11,7 @@ import (
 )
 
 // A transaction hands jobs off to this process (internal/handoff): the
-// rows it writes for them carry a lease (rescue_at, migration 00019), it
+// rows it writes for them carry a lease (rescue_at), it
 // runs what waits for its commit, and the rescue takes the leases of a
 // process that died.
 

@@ -7,19 +7,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/handoff"
-	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// TestHandoffLeases: a handed-off run's lease (migration 00019) is taken by
+// TestHandoffLeases: a handed-off run's lease (rescue_at) is taken by
 // a rescue only once it lapsed, once, however many rescue at the same
 // time; the write that finishes the row (an operation done, an attempt
 // recorded) clears it, and so does handing the run back (docs/operations.md,
@@ -226,50 +223,6 @@ func TestHandoffRescueOnce(t *testing.T) {
 			for id, n := range taken {
 				require.Equal(t, 1, n, "lease of %s taken %d times", id, n)
 			}
-		})
-	}
-}
-
-// TestRequeueHandedOffJobs: on SQLite, where one process owns the data, a
-// start makes the safety nets an earlier version's killed process left
-// due at once, with the jobs it left running, and leaves River's own
-// scheduled jobs alone; on PostgreSQL, where other processes may be
-// running them, it touches nothing.
-func TestRequeueHandedOffJobs(t *testing.T) {
-	for _, db := range storetest.Databases(t) {
-		t.Run(db.Name, func(t *testing.T) {
-			s := storetest.Open(t, db)
-			ctx := context.Background()
-			workers := river.NewWorkers()
-			river.AddWorker(workers, noopDeliver{})
-			q, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
-			require.NoError(t, err)
-			later := time.Now().Add(time.Hour)
-			net, err := q.Insert(ctx, webhook.DeliverArgs{DeliveryID: "net"},
-				&river.InsertOpts{ScheduledAt: later, Tags: []string{handoff.Tag}})
-			require.NoError(t, err)
-			retry, err := q.Insert(ctx, webhook.DeliverArgs{DeliveryID: "retry", Generation: 1},
-				&river.InsertOpts{ScheduledAt: later})
-			require.NoError(t, err)
-			n, err := s.RequeueInterruptedJobs(ctx)
-			require.NoError(t, err)
-			state := func(id int64) (rivertype.JobState, time.Time) {
-				j, err := q.JobGet(ctx, id)
-				require.NoError(t, err)
-				return j.State, j.ScheduledAt
-			}
-			st, at := state(retry.Job.ID)
-			require.Equal(t, rivertype.JobStateScheduled, st, "a retry keeps its time")
-			require.WithinDuration(t, later, at, time.Second)
-			st, at = state(net.Job.ID)
-			if db.Name == "sqlite" {
-				require.EqualValues(t, 1, n)
-				require.Equal(t, rivertype.JobStateAvailable, st)
-				require.False(t, at.After(time.Now()), "due at once")
-				return
-			}
-			require.Zero(t, n)
-			require.Equal(t, rivertype.JobStateScheduled, st)
 		})
 	}
 }

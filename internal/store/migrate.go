@@ -20,12 +20,12 @@ var migrations embed.FS
 // several processes starting at once during a rollout migrate one at a time.
 const migrationLock = 7_301_055_120
 
-// Migrate brings Paygate's tables and River's up to date. It is safe to run
-// from several processes at once.
-func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, 0) }
-
-// migrate applies Paygate's migrations up to version (0: all), then River's.
-func (s *Store) migrate(ctx context.Context, version int64) error {
+// Migrate brings Paygate's tables and River's up to date. On PostgreSQL it
+// is safe to run from several processes at once (migrationLock). A SQLite
+// database has one serve process (docs/cli.md, serve) and takes no such
+// lock: two processes migrating it at once may both apply a migration, and
+// the second fails.
+func (s *Store) Migrate(ctx context.Context) error {
 	if s.dialect == Postgres {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
@@ -49,12 +49,7 @@ func (s *Store) migrate(ctx context.Context, version int64) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if version > 0 {
-		_, err = p.UpTo(ctx, version)
-	} else {
-		_, err = p.Up(ctx)
-	}
-	if err != nil {
+	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate paygate tables: %w", err)
 	}
 	if err := migrateRiver(ctx, s.dialect, s.db); err != nil {

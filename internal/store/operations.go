@@ -10,25 +10,17 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 )
 
-// operationColumns reads an operation. resource_id is NULL in rows an
-// earlier version wrote during a rollout: their payment_id is the resource
-// (migration 00008). refund_id holds Operation.Ref.
-const operationColumns = `id, resource, COALESCE(resource_id, payment_id), kind, state, amount_minor, refund_id, result,
-	created_at, updated_at`
+// operationColumns reads an operation. refund_id holds Operation.Ref.
+const operationColumns = `id, resource, resource_id, kind, state, amount_minor, refund_id, result, created_at, updated_at`
 
-// CreateOperation stores an operation and, when given, its sealed secret.
-// A payment's operation also sets payment_id, which earlier versions read;
-// a handed-off run's, its lease (rescue_at).
+// CreateOperation stores an operation and, when given, its sealed secret;
+// a handed-off run's operation, its lease (rescue_at).
 func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, sealed []byte) error {
-	var paymentID sql.NullString
-	if op.Resource == payment.Resource {
-		paymentID = sql.NullString{String: op.ResourceID, Valid: true}
-	}
 	// Deferred: nothing reads the inserts' results (pipeline.go).
-	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO operations (id, resource, resource_id, payment_id, kind, state,
+	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO operations (id, resource, resource_id, kind, state,
 		amount_minor, refund_id, result, created_at, updated_at, rescue_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		op.ID, op.Resource, op.ResourceID, paymentID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		op.ID, op.Resource, op.ResourceID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
 		micros(op.CreatedAt), micros(op.UpdatedAt), leaseMicros(op.RescueAt))
 	if err != nil || sealed == nil {
 		return err
@@ -79,11 +71,11 @@ func (q Queries) LockOperation(ctx context.Context, id string) (*operation.Opera
 // the key that owns its resource (ResourceClockOffset: zero for a resource
 // it does not know).
 func (q Queries) FindOperationToRun(ctx context.Context, id string) (*operation.Operation, []byte, time.Duration, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT o.id, o.resource, COALESCE(o.resource_id, o.payment_id), o.kind, o.state,
+	row := q.q.QueryRowContext(ctx, `SELECT o.id, o.resource, o.resource_id, o.kind, o.state,
 		o.amount_minor, o.refund_id, o.result, o.created_at, o.updated_at, s.sealed, COALESCE(k.clock_offset_micros, 0)
 		FROM operations o
 		LEFT JOIN operation_secrets s ON s.operation_id = o.id
-		LEFT JOIN payments p ON o.resource = 'payment' AND p.id = COALESCE(o.resource_id, o.payment_id)
+		LEFT JOIN payments p ON o.resource = 'payment' AND p.id = o.resource_id
 		LEFT JOIN payouts po ON o.resource = 'payout' AND po.id = o.resource_id
 		LEFT JOIN card_verifications v ON o.resource = 'card_verification' AND v.id = o.resource_id
 		LEFT JOIN access_keys k ON k.id = COALESCE(p.access_key_id, po.access_key_id, v.access_key_id)
@@ -112,7 +104,8 @@ func (q Queries) FindOperationToRun(ctx context.Context, id string) (*operation.
 // LatestOperation returns the newest operation of a kind for a payment.
 func (q Queries) LatestOperation(ctx context.Context, paymentID, kind string) (*operation.Operation, error) {
 	return scanOperation(q.q.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM operations
-		WHERE payment_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1`, paymentID, kind))
+		WHERE resource = 'payment' AND resource_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
+		paymentID, kind))
 }
 
 // UpdateOperation stores an operation's state and result. Done, it clears
@@ -186,7 +179,8 @@ func (q Queries) ListRefunds(ctx context.Context, paymentID string) ([]payment.R
 // OpenOperations lists a payment's operations that are not done.
 func (q Queries) OpenOperations(ctx context.Context, paymentID string) ([]payment.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations
-		WHERE payment_id = $1 AND state <> $2 ORDER BY created_at, id`, paymentID, string(payment.OpDone))
+		WHERE resource = 'payment' AND resource_id = $1 AND state <> $2 ORDER BY created_at, id`,
+		paymentID, string(payment.OpDone))
 	if err != nil {
 		return nil, err
 	}

@@ -24,12 +24,6 @@ const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status,
 // UpdatePayment): the payment domain records the event of the status in
 // the same transaction (payment/move.go).
 func (q *Tx) CreatePayment(ctx context.Context, p *payment.Payment) error {
-	return q.createPayment(ctx, p, paymentColumns)
-}
-
-// createPayment inserts p into columns, the first of paymentColumns (a
-// migration test writes rows of an earlier schema).
-func (q *Tx) createPayment(ctx context.Context, p *payment.Payment, columns string) error {
 	sub, err := jsonOrNull(p.Subscription)
 	if err != nil {
 		return err
@@ -46,7 +40,6 @@ func (q *Tx) createPayment(ctx context.Context, p *payment.Payment, columns stri
 		p.RefundedAmountMinor, p.SavedCardID, p.MandateID, p.SubscriptionID, micros(p.CreatedAt), micros(p.UpdatedAt),
 		p.ProviderPaymentID, p.CardScheme, p.Version, nullMicros(p.ConsentAt), nullInt64(p.SubscriptionPeriod),
 		p.SubscriptionAttempt}
-	args = args[:strings.Count(columns, ",")+1]
 	marks := make([]string, len(args))
 	for i := range marks {
 		marks[i] = "$" + strconv.Itoa(i+1)
@@ -57,7 +50,7 @@ func (q *Tx) createPayment(ctx context.Context, p *payment.Payment, columns stri
 	if p.SubscriptionPeriod == nil {
 		insertCtx = Deferred(ctx)
 	}
-	_, err = q.q.ExecContext(insertCtx, `INSERT INTO payments (`+columns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+	_, err = q.q.ExecContext(insertCtx, `INSERT INTO payments (`+paymentColumns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
 	if p.SubscriptionPeriod != nil && errors.Is(Classify(err), ErrDuplicate) {
 		return payment.ErrDuplicateCharge
 	}

@@ -294,36 +294,3 @@ func timePtr(v sql.NullInt64) *time.Time {
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
-
-// RequeueInterruptedJobs makes jobs left running by a killed process
-// available again, and the safety nets that an earlier version queued for
-// the jobs it had handed off to itself (before leases, migration 00019)
-// due at once (a net River has run and snoozed keeps its time). Only for
-// SQLite, where one serve process owns the data folder (serve holds a lock
-// file), so every running job and every net at start was interrupted; on
-// PostgreSQL other live processes may be running them, and River's rescuer
-// and the nets' window handle the dead ones. The leases of this version's
-// handed-off runs are the handoff rescue's (serve).
-func (s *Store) RequeueInterruptedJobs(ctx context.Context) (int64, error) {
-	if s.dialect != SQLite {
-		return 0, nil
-	}
-	res, err := s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
-	if err != nil {
-		return 0, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	// Due when queued: River's clock at the time, which a test's clock
-	// hook may hold back.
-	res, err = s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = created_at
-		WHERE state = 'scheduled' AND attempt = 0
-		AND EXISTS (SELECT 1 FROM json_each(river_job.tags) WHERE value = $1)`, handoff.Tag)
-	if err != nil {
-		return 0, err
-	}
-	m, err := res.RowsAffected()
-	return n + m, err
-}
