@@ -104,10 +104,9 @@ func crashSubscriptions(t *testing.T, bin string, args []string, point string, a
 		dies(t, bin, []string{"PAYGATE_CRASH_AT=" + point}, args)
 	}
 
-	// A clean restart: the interrupted charges finish (a handed-off run's
-	// lease rescued, on SQLite at the start; a job River was running taken
-	// over by River's rescuer), the merchant's advance is sent again, and
-	// the scheduler charges what remains due.
+	// A clean restart: the interrupted charges finish (SQLite: requeued at
+	// the start; PostgreSQL: River's rescuer), the merchant's advance is
+	// sent again, and the scheduler charges what remains due.
 	_, _, base = spawn(t, bin, nil, listening, args...)
 	c = client.New(base, m[1], m[2])
 	require.NoError(t, c.JSON(ctx, "POST", "/api/v1/sandbox/clock/advance", advance, nil))
@@ -150,9 +149,8 @@ func crashSubscriptions(t *testing.T, bin string, args []string, point string, a
 }
 
 // dies starts the binary and waits until it has killed itself (a crash
-// hook): at the interrupted charge taken up again (a handed-off run's
-// lease rescued, on SQLite at the start; a job River was running once
-// River's rescuer hands it over) or at a new one.
+// hook): at the interrupted charge taken up again (on SQLite at the
+// start, on PostgreSQL once River's rescuer hands it over) or at a new one.
 func dies(t *testing.T, bin string, env, args []string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)

@@ -121,10 +121,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	// On SQLite this process owns the data: a lease held at start belongs
-	// to the run of a process that stopped, and its job is queued now
-	// (docs/operations.md, "Jobs run where they are queued (handoff)").
+	// On SQLite this process owns the data: a job running at start, and a
+	// lease held, belong to a process that stopped, and run now
+	// (docs/operations.md, "Background jobs" and "Jobs run where they are
+	// queued (handoff)").
 	if db.databaseURL == "" {
+		if n, err := a.store.RequeueRunningJobs(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			a.log.Warn("requeued jobs interrupted by the last stop", "jobs", n)
+		}
 		if n, err := p.RescueAll(ctx); err != nil {
 			return err
 		} else if n > 0 {

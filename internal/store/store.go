@@ -294,3 +294,21 @@ func timePtr(v sql.NullInt64) *time.Time {
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// RequeueRunningJobs makes the jobs River was running when the last
+// process stopped available again, and returns how many. Only on SQLite,
+// where one serve process owns the data folder (serve holds a lock file),
+// so every job running at start was interrupted; on PostgreSQL other live
+// processes may be running them, and River's rescuer takes over those of
+// dead ones after --rescue-after. The runs handed off to the stopped
+// process are its leases' rescue (serve).
+func (s *Store) RequeueRunningJobs(ctx context.Context) (int64, error) {
+	if s.dialect != SQLite {
+		return 0, nil
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
