@@ -113,7 +113,7 @@ type App struct {
 	Verifications *verification.Engine
 	Payouts       *payout.Engine
 	Subscriptions *subscription.Service
-	Operations    *operation.Engine
+	Operations    *operation.Engine[Reader, *store.Tx]
 	Webhooks      *webhook.Service
 	Cabinet       *cabinet.Service
 	// Clock advances the sandbox keys' clocks with every expiry on the way.
@@ -126,6 +126,17 @@ type App struct {
 
 	work    bool
 	started bool
+}
+
+// Reader is every read a run makes before its provider call: the
+// operation engine's and each resource's handler's. The store's read-only
+// Queries and its transactions both offer it, which the compiler checks
+// where the engine is built (New).
+type Reader interface {
+	operation.Reader
+	payment.LoadReader
+	payout.LoadReader
+	verification.LoadReader
 }
 
 // New builds a process's graph on an opened, migrated store. Nothing runs
@@ -147,15 +158,17 @@ func New(cfg Config) (*App, error) {
 	a.Merchants = &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: cfg.Environment}
 	a.BINs = &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log}
 	cfg.Operations.KeyClocks = true
-	a.Operations = operation.NewEngine(s,
-		func(ctx context.Context, fn func(operation.Tx) error) error {
+	a.Operations = operation.NewEngine(
+		func(ctx context.Context, fn func(*store.Tx) error) error {
 			// Batched: on SQLite the jobs' commits group with the requests'.
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
 		// One read-only transaction for the reads before a provider call.
-		func(ctx context.Context, fn func(operation.Store) error) error {
+		func(ctx context.Context, fn func(Reader) error) error {
 			return s.ReadOnly(ctx, func(q store.Queries) error { return fn(q) })
 		},
+		// A handed-off run reads in the transaction that queues it.
+		func(tx *store.Tx) Reader { return tx },
 		kr, now, log, cfg.Operations)
 
 	// The subscription domain charges through the payment service, which
@@ -189,9 +202,9 @@ func New(cfg Config) (*App, error) {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
 		a.Operations, log)
-	a.Operations.Handle(payment.Resource, a.PaymentEngine.Handler())
-	a.Operations.Handle(verification.Resource, a.Verifications.Handler())
-	a.Operations.Handle(payout.Resource, a.Payouts.Handler())
+	a.Operations.Handle(payment.Resource, payment.NewHandler[Reader, *store.Tx](a.PaymentEngine))
+	a.Operations.Handle(verification.Resource, verification.NewHandler[Reader, *store.Tx](a.Verifications))
+	a.Operations.Handle(payout.Resource, payout.NewHandler[Reader, *store.Tx](a.Payouts))
 	a.Clock = &clock.Advancer{Base: now, Offsets: s, Sources: []clock.Source{a.Subscriptions.ClockSource(),
 		a.PaymentEngine.ClockSource(), a.Verifications.ClockSource(), a.Payouts.ClockSource()}}
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -40,29 +41,31 @@ const RescueEvery = 10 * time.Second
 // (a SQLite start, where no other process can hold one).
 var Forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Job is a job handed off: its arguments, and what the queuing transaction
-// held for the run (nil: nothing).
-type Job struct {
-	Args river.JobArgs
-	Data any
+// Job is a job handed off: its arguments, and what its run was handed by
+// the transaction that queued it (Prepared: false when there was nothing,
+// and the run reads for itself).
+type Job[D any] struct {
+	Args     river.JobArgs
+	Data     D
+	Prepared bool
 	// Due is when the lease lapses (River's clock): the run's context
 	// ends Margin before, so that a rescue never queues the job while the
 	// run still may be going.
 	Due time.Time
 }
 
-// Prepare reads, in the transaction that queues a job, what its run will
-// need (through tx), so that the run reads nothing before its work: on
-// PostgreSQL one transaction fewer. given is what the queuing code handed
+// Prepare reads, in the transaction tx that queues a job, what its run
+// will need, so that the run reads nothing before its work: on PostgreSQL
+// one transaction fewer. given is what the queuing code handed
 // (Slot.Hand), which it need not read again. An error leaves the run to
 // read for itself.
-type Prepare func(ctx context.Context, tx any, args river.JobArgs, given any) (data any, err error)
+type Prepare[T Tx, G, D any] func(ctx context.Context, tx T, args river.JobArgs, given G) (D, error)
 
 // Func runs a handed-off job of one kind. It must record the outcome with
 // the write that clears the lease, or hand the job back (HandBack), or
 // leave the lease to lapse; a nil error counts as done, an error as handed
 // back (for the metrics).
-type Func func(ctx context.Context, j Job) error
+type Func[D any] func(ctx context.Context, j Job[D]) error
 
 // Rescuer clears the leases of one kind of row that lapsed before before,
 // queues River's job for each row still unfinished, in one transaction,
@@ -84,71 +87,119 @@ type Enqueuer interface {
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
 
+// kind is a registered job kind, its types erased: G is what the queuing
+// code hands (Slot.Hand), D what the run gets.
+type kind struct {
+	given   reflect.Type
+	prepare func(ctx context.Context, tx Tx, args river.JobArgs, given any) (data any, ok bool)
+	run     func(ctx context.Context, args river.JobArgs, data any, prepared bool, due time.Time) error
+}
+
+// Add registers the run of a job kind whose queuing code hands its run the
+// data itself (Slot.Hand), and the rescue of its rows' leases (nil: one
+// registered with another kind covers it).
+func Add[D any](w *Workers, name string, fn Func[D], rescue Rescuer) {
+	AddPrepared(w, name, fn, func(_ context.Context, _ Tx, _ river.JobArgs, given D) (D, error) { return given, nil }, rescue)
+}
+
+// AddPrepared registers the run of a job kind, what the queuing
+// transaction (of type T) reads for it from what the queuing code hands
+// (G), and the rescue of its rows' leases (nil: one registered with
+// another kind covers it).
+func AddPrepared[T Tx, G, D any](w *Workers, name string, fn Func[D], prep Prepare[T, G, D], rescue Rescuer) {
+	w.kinds[name] = kind{
+		given: reflect.TypeFor[G](),
+		prepare: func(ctx context.Context, tx Tx, args river.JobArgs, given any) (any, bool) {
+			// The queuing transaction is the process's one type of
+			// transaction (the store's); the kind was registered with it.
+			t, ok := tx.(T)
+			if !ok {
+				return nil, false
+			}
+			d, err := prep(ctx, t, args, given.(G))
+			return d, err == nil
+		},
+		run: func(ctx context.Context, args river.JobArgs, data any, prepared bool, due time.Time) error {
+			j := Job[D]{Args: args, Prepared: prepared, Due: due}
+			if prepared {
+				j.Data = data.(D)
+			}
+			return fn(ctx, j)
+		},
+	}
+	if rescue != nil {
+		w.rescuers = append(w.rescuers, rescue)
+	}
+}
+
 // Slot is a run of one job reserved in the process of the transaction that
-// queues it. The caller writes the job's row with Lease, then calls Hand;
-// or Release when it does not.
-type Slot struct {
+// queues it; G is what the queuing code hands its run. The caller writes
+// the job's row with Lease, then calls Hand; or Release when it does not.
+type Slot[G any] struct {
 	p    *pool
 	tx   Tx
 	args river.JobArgs
+	k    kind
 	due  time.Time
 	done bool
 }
 
-// Reserve takes a slot for args' run in tx's process, or returns nil: tx
-// cannot hand off, its process runs no jobs or not this kind, has stopped,
-// or every slot of the job's queue is busy. Then River runs the job, as
-// the caller queues it.
-func Reserve(tx any, args river.JobArgs) *Slot {
-	ht, ok := tx.(Tx)
+// Reserve takes a slot for args' run in tx's process, or returns nil: its
+// process runs no jobs or not this kind, has stopped, or every slot of the
+// job's queue is busy. Then River runs the job, as the caller queues it.
+// G must be what the kind was registered with (a programming error
+// otherwise: Reserve panics).
+func Reserve[G any](tx Tx, args river.JobArgs) *Slot[G] {
+	w := tx.Handoff()
+	if w == nil {
+		return nil
+	}
+	k, ok := w.kinds[args.Kind()]
 	if !ok {
 		return nil
 	}
-	p := ht.Handoff().reserve(args)
+	if k.given != reflect.TypeFor[G]() {
+		panic(fmt.Sprintf("handoff: kind %s is handed %s, not %s", args.Kind(), k.given, reflect.TypeFor[G]()))
+	}
+	p := w.reserve(args)
 	if p == nil {
 		return nil
 	}
-	return &Slot{p: p, tx: ht, args: args, due: p.now().Add(p.window)}
+	return &Slot[G]{p: p, tx: tx, args: args, k: k, due: p.now().Add(p.window)}
 }
 
 // Lease is when the run's lease lapses, to be written on the job's row;
 // zero for no slot (nil).
-func (s *Slot) Lease() time.Time {
+func (s *Slot[G]) Lease() time.Time {
 	if s == nil {
 		return time.Time{}
 	}
 	return s.due
 }
 
-// Hand runs the job here once the transaction commits, with data, or
-// with what the kind's Prepare makes of data, in ctx and the transaction.
-// The job's row must have been written with Lease in the same transaction.
-// A rollback (of the transaction, or to a savepoint taken before) runs
+// Hand runs the job here once the transaction commits, with what the
+// kind's preparation makes of given, in ctx and the transaction. The job's
+// row must have been written with Lease in the same transaction. A
+// rollback (of the transaction, or to a savepoint taken before) runs
 // nothing and frees the slot.
-func (s *Slot) Hand(ctx context.Context, data any) {
+func (s *Slot[G]) Hand(ctx context.Context, given G) {
 	if s == nil || s.done {
 		return
 	}
 	s.done = true
-	if prep := s.p.w.prepare[s.args.Kind()]; prep != nil {
-		var err error
-		if data, err = prep(ctx, s.tx, s.args, data); err != nil {
-			data = nil // the run reads for itself
-		}
-	}
-	j := Job{Args: s.args, Data: data, Due: s.due}
-	p := s.p
+	data, prepared := s.k.prepare(ctx, s.tx, s.args, given)
+	p, k, args, due := s.p, s.k, s.args, s.due
 	s.tx.AfterCommit(func(committed bool) {
 		if !committed {
 			p.release()
 			return
 		}
-		p.run(j)
+		p.run(args.Kind(), func(ctx context.Context) error { return k.run(ctx, args, data, prepared, due) }, due)
 	})
 }
 
 // Release frees the slot unless Hand took it; safe to defer, and on nil.
-func (s *Slot) Release() {
+func (s *Slot[G]) Release() {
 	if s == nil || s.done {
 		return
 	}
@@ -164,8 +215,8 @@ func (s *Slot) Release() {
 // queued. It gets ReturnTimeout even when ctx has ended (a shutdown, the
 // run's deadline). It returns what handing back failed with: the job then
 // runs when its lease lapses.
-func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx any) error) error,
-	unlease func(ctx context.Context, tx any) (held bool, err error),
+func HandBack[T Enqueuer](ctx context.Context, transact func(ctx context.Context, fn func(tx T) error) error,
+	unlease func(ctx context.Context, tx T) (held bool, err error),
 	args river.JobArgs, err error, retryAt, now time.Time) error {
 	at := retryAt
 	var snooze *rivertype.JobSnoozeError
@@ -174,16 +225,12 @@ func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx
 	}
 	back, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReturnTimeout)
 	defer cancel()
-	return transact(back, func(tx any) error {
+	return transact(back, func(tx T) error {
 		held, err := unlease(back, tx)
 		if err != nil || !held {
 			return err
 		}
-		e, ok := tx.(Enqueuer)
-		if !ok {
-			return errors.New("handoff: the transaction cannot queue a job")
-		}
-		return e.Enqueue(back, args, &river.InsertOpts{ScheduledAt: at})
+		return tx.Enqueue(back, args, &river.InsertOpts{ScheduledAt: at})
 	})
 }
 
@@ -191,8 +238,7 @@ func HandBack(ctx context.Context, transact func(ctx context.Context, fn func(tx
 // the queue's River workers, so that a slow webhook endpoint never takes a
 // payment's slot.
 type Workers struct {
-	funcs    map[string]Func
-	prepare  map[string]Prepare
+	kinds    map[string]kind
 	rescuers []Rescuer
 	pools    map[string]*pool
 	// OnFinished is told of every run (for the metrics): "completed",
@@ -207,20 +253,7 @@ type Workers struct {
 }
 
 // NewWorkers returns workers with no kinds.
-func NewWorkers() *Workers { return &Workers{funcs: map[string]Func{}, prepare: map[string]Prepare{}} }
-
-// Add registers the run of a job kind, optionally (not nil) what the
-// queuing transaction reads for it, and the rescue of its rows' leases
-// (nil: one registered with another kind covers it).
-func (w *Workers) Add(kind string, fn Func, prep Prepare, rescue Rescuer) {
-	w.funcs[kind] = fn
-	if prep != nil {
-		w.prepare[kind] = prep
-	}
-	if rescue != nil {
-		w.rescuers = append(w.rescuers, rescue)
-	}
-}
+func NewWorkers() *Workers { return &Workers{kinds: map[string]kind{}} }
 
 // Start makes a pool per queue, of the given size, and starts rescuing
 // lapsed leases every RescueEvery; window is how far the leases run
@@ -318,7 +351,7 @@ const stopGrace = 5 * time.Second
 // reserve takes a slot of the pool of args' queue, or returns nil: no
 // workers, no run for the kind, stopped, or full.
 func (w *Workers) reserve(args river.JobArgs) *pool {
-	if w == nil || w.funcs[args.Kind()] == nil {
+	if w == nil {
 		return nil
 	}
 	queue := river.QueueDefault
@@ -361,9 +394,8 @@ func (p *pool) release() {
 	p.wg.Done()
 }
 
-func (p *pool) run(j Job) {
+func (p *pool) run(kind string, fn func(ctx context.Context) error, due time.Time) {
 	go func() {
-		kind := j.Args.Kind()
 		outcome := "completed"
 		defer func() {
 			if v := recover(); v != nil {
@@ -380,9 +412,9 @@ func (p *pool) run(j Job) {
 				p.w.OnFinished(kind, outcome)
 			}
 		}()
-		ctx, cancel := context.WithTimeout(p.ctx, j.Due.Sub(p.now())-Margin(p.window))
+		ctx, cancel := context.WithTimeout(p.ctx, due.Sub(p.now())-Margin(p.window))
 		defer cancel()
-		if err := p.w.funcs[kind](ctx, j); err != nil {
+		if err := fn(ctx); err != nil {
 			outcome = "handed_back"
 		}
 	}()

@@ -18,27 +18,38 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// Store is what the engine reads outside a transaction.
-type Store interface {
-	FindOperation(ctx context.Context, id string) (*Operation, error)
-	// OperationSecret returns the sealed secret, an error once deleted.
-	OperationSecret(ctx context.Context, operationID string) ([]byte, error)
+// Reader is what a run reads before its call, in one read-only
+// transaction (Engine.Read) or in the transaction that queues the
+// operation (a handed-off run): the store's Queries and its transactions
+// offer it. A resource's handler reads through the same reader, with the
+// reads it declares (its Handler's R).
+type Reader interface {
+	// FindOperationToRun reads, in one round trip, the operation, its
+	// sealed secret (nil once deleted) and the clock offset of the key that
+	// owns its resource.
+	FindOperationToRun(ctx context.Context, id string) (*Operation, []byte, time.Duration, error)
 }
 
-// Tx is what the engine writes in the transaction that records an outcome.
-// The transaction a Handler receives is the same value: a handler asserts
-// the richer interface it needs (the store's transaction offers all).
+// Tx is what the engine writes in the transaction that records an outcome
+// or rescues leases. The transaction a Handler receives is the same value,
+// of the handler's own richer type (its Handler's T).
 type Tx interface {
-	FindOperation(ctx context.Context, id string) (*Operation, error)
 	// LockOperation reads an operation and holds it until the transaction
 	// ends: two runs recording an outcome for it take turns.
 	LockOperation(ctx context.Context, id string) (*Operation, error)
 	UpdateOperation(ctx context.Context, op *Operation) error
 	DeleteOperationSecret(ctx context.Context, operationID string) error
+	// ResourceClockOffset is the clock offset of the key that owns a
+	// resource (docs/design/decisions.md section 14).
+	ResourceClockOffset(ctx context.Context, resource, id string) (time.Duration, error)
+	LeaseTx
 }
 
-// QueueTx is what queueing an operation needs, in the caller's transaction.
+// QueueTx is what queueing an operation needs, in the caller's
+// transaction; it hands the run to its own process when it can
+// (internal/handoff).
 type QueueTx interface {
+	handoff.Tx
 	CreateOperation(ctx context.Context, op *Operation, sealed []byte) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
@@ -59,18 +70,26 @@ type Call interface {
 	Send(ctx context.Context, secret []byte) (Outcome, error)
 	// Inquire asks the provider for the outcome of the operation, by id.
 	Inquire(ctx context.Context) (Outcome, error)
+	// ResourceKind names the resource's kind (a payment's: direct, hosted,
+	// recurring …; empty for a resource without kinds), which CrashAt may
+	// narrow its point to.
+	ResourceKind() string
 }
 
-// Handler is what a resource implements to have its operations run.
-type Handler interface {
-	// Load reads what the operation's call needs, outside any transaction.
-	Load(ctx context.Context, op *Operation) (Call, error)
+// Handler is what a resource implements to have its operations run. R is
+// the reader its Load reads through, T the transaction its outcomes are
+// recorded in: the composition root instantiates both with the store's
+// types, so a read or a write the store lacks does not compile.
+type Handler[R Reader, T Tx] interface {
+	// Load reads what the operation's call needs, through r: the engine's
+	// read-only transaction, or the transaction that queues the operation.
+	Load(ctx context.Context, r R, op *Operation) (Call, error)
 	// Apply records an outcome on the resource in tx. op is as read in tx
 	// (it may be done already when AcceptsLate allowed it).
-	Apply(ctx context.Context, tx Tx, op *Operation, out Outcome) error
+	Apply(ctx context.Context, tx T, op *Operation, out Outcome) error
 	// Unreadable records, in tx, that the provider's answer could not be
 	// read (manual_review): the engine keeps asking.
-	Unreadable(ctx context.Context, tx Tx, op *Operation) error
+	Unreadable(ctx context.Context, tx T, op *Operation) error
 	// Failed is the outcome Paygate decides when the provider cannot be
 	// used (code "provider_unavailable" or "processing_error").
 	Failed(op *Operation, code string) Outcome
@@ -84,9 +103,16 @@ type Handler interface {
 // operation id; a transient error is retried with backoff; an unknown
 // outcome is resolved by asking, never by a new call; an unreadable answer
 // is recorded by the handler (manual_review) and the engine keeps asking.
-type Engine struct {
-	Store    Store
-	Transact func(ctx context.Context, fn func(Tx) error) error
+type Engine[R Reader, T Tx] struct {
+	Transact func(ctx context.Context, fn func(T) error) error
+	// Read runs the reads that come before a provider call (the operation,
+	// its key's clock, the handler's Load, the sealed secret) in one
+	// read-only transaction, whose reader it hands fn: on PostgreSQL one
+	// commit instead of one per read.
+	Read func(ctx context.Context, fn func(r R) error) error
+	// ReaderOf is the reader of a transaction that queues an operation: a
+	// handed-off run reads in it (internal/handoff).
+	ReaderOf func(tx T) R
 	Sealer   Sealer
 	Now      func() time.Time
 	Log      *slog.Logger
@@ -108,18 +134,13 @@ type Engine struct {
 	// would otherwise crowd the requests out of the CPU and, on SQLite, out
 	// of the group commits. serve gives it one step per core.
 	Steps chan struct{}
-	// Read, when set, runs the reads that come before a provider call
-	// (the operation, its key's clock, the handler's Load, the sealed
-	// secret) in one read-only transaction, whose reader it hands fn: on
-	// PostgreSQL one commit instead of one per read. Nil: through Store.
-	Read func(ctx context.Context, fn func(r Store) error) error
 	// KeyClocks: the handlers' decisions and times read the clock of the
 	// key that owns the operation's resource (docs/design/decisions.md
-	// section 14), read through the store or the transaction at hand
-	// (KeyClockReader). False: the process's clock.
+	// section 14), read through the reader or the transaction at hand.
+	// False: the process's clock.
 	KeyClocks bool
 
-	handlers map[string]Handler
+	handlers map[string]Handler[R, T]
 }
 
 // Options are an engine's tunables; the zero value is a working engine.
@@ -138,10 +159,10 @@ type Options struct {
 // NewEngine builds the operation engine; each dependency is an argument
 // (docs/architecture.md, "The composition root"). Handlers are registered
 // with Handle before the engine runs anything.
-func NewEngine(st Store, transact func(ctx context.Context, fn func(Tx) error) error,
-	read func(ctx context.Context, fn func(r Store) error) error, sealer Sealer, now func() time.Time, log *slog.Logger,
-	o Options) *Engine {
-	e := &Engine{Store: st, Transact: transact, Read: read, Sealer: sealer, Now: now, Log: log,
+func NewEngine[R Reader, T Tx](transact func(ctx context.Context, fn func(T) error) error,
+	read func(ctx context.Context, fn func(r R) error) error, readerOf func(tx T) R, sealer Sealer, now func() time.Time,
+	log *slog.Logger, o Options) *Engine[R, T] {
+	e := &Engine[R, T]{Transact: transact, Read: read, ReaderOf: readerOf, Sealer: sealer, Now: now, Log: log,
 		PollEvery: o.PollEvery, CrashAt: o.CrashAt, OpTimeout: o.OpTimeout, KeyClocks: o.KeyClocks}
 	if o.Steps > 0 {
 		e.Steps = make(chan struct{}, o.Steps)
@@ -149,52 +170,29 @@ func NewEngine(st Store, transact func(ctx context.Context, fn func(Tx) error) e
 	return e
 }
 
-// KeyClockReader reads the clock offset of the key that owns a resource;
-// the store and its transactions offer it.
-type KeyClockReader interface {
-	ResourceClockOffset(ctx context.Context, resource, id string) (time.Duration, error)
-}
-
-// withKeyClock returns ctx carrying the clock of op's key, read through q
-// (the store outside a transaction, the transaction inside one: on SQLite
-// a read beside an open write transaction would wait for it), unless ctx
-// carries one already.
-func (e *Engine) withKeyClock(ctx context.Context, q any, op *Operation) (context.Context, error) {
-	r, ok := q.(KeyClockReader)
-	if !e.KeyClocks || !ok || clock.Known(ctx) {
+// withKeyClock returns ctx carrying the clock of op's key, read in tx
+// (on SQLite a read beside an open write transaction would wait for it),
+// unless ctx carries one already.
+func (e *Engine[R, T]) withKeyClock(ctx context.Context, tx T, op *Operation) (context.Context, error) {
+	if !e.KeyClocks || clock.Known(ctx) {
 		return ctx, nil
 	}
-	off, err := r.ResourceClockOffset(ctx, op.Resource, op.ResourceID)
+	off, err := tx.ResourceClockOffset(ctx, op.Resource, op.ResourceID)
 	if err != nil {
 		return ctx, err
 	}
 	return clock.With(ctx, off), nil
 }
 
-// RunReader reads in one round trip what Run reads before a call besides
-// the resource: the operation, its sealed secret (nil once deleted) and
-// the clock offset of the key that owns its resource (KeyClockReader's).
-// The store and its transactions offer it.
-type RunReader interface {
-	FindOperationToRun(ctx context.Context, id string) (*Operation, []byte, time.Duration, error)
-}
-
-// ReaderLoader is a Handler whose Load can read through the reader the
-// engine hands it (Engine.Read's transaction) instead of its own store;
-// r is that reader, nil outside Read.
-type ReaderLoader interface {
-	LoadFrom(ctx context.Context, r any, op *Operation) (Call, error)
-}
-
 // Handle registers the handler of a resource's operations.
-func (e *Engine) Handle(resource string, h Handler) {
+func (e *Engine[R, T]) Handle(resource string, h Handler[R, T]) {
 	if e.handlers == nil {
-		e.handlers = map[string]Handler{}
+		e.handlers = map[string]Handler[R, T]{}
 	}
 	e.handlers[resource] = h
 }
 
-func (e *Engine) handler(op *Operation) (Handler, error) {
+func (e *Engine[R, T]) handler(op *Operation) (Handler[R, T], error) {
 	h, ok := e.handlers[op.Resource]
 	if !ok {
 		return nil, fmt.Errorf("operation %s: no handler for resource %q", op.ID, op.Resource)
@@ -204,13 +202,9 @@ func (e *Engine) handler(op *Operation) (Handler, error) {
 
 // Queue stores a new pending operation with its secret sealed (nil: none)
 // and queues its job, in the caller's transaction: the operation exists
-// exactly when the change that asked for it commits.
-func (e *Engine) Queue(ctx context.Context, tx QueueTx, op *Operation, secret any) error {
-	return Queue(ctx, tx, e.Sealer, op, secret)
-}
-
-// Queue is Engine.Queue for callers that hold only the sealer.
-func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any) error {
+// exactly when the change that asked for it commits. S is the resource's
+// own versioned, JSON-tagged secret type.
+func Queue[S any](ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret *S) error {
 	op.State = Pending
 	var sealed []byte
 	if secret != nil {
@@ -223,7 +217,7 @@ func Queue(ctx context.Context, tx QueueTx, s Sealer, op *Operation, secret any)
 	// transaction commits, the row holding the run's lease; otherwise
 	// River's job runs it (internal/handoff, runHandedOff).
 	args := jobArgs(op)
-	slot := handoff.Reserve(tx, args)
+	slot := handoff.Reserve[*queued](tx, args)
 	defer slot.Release()
 	op.RescueAt = slot.Lease()
 	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
@@ -245,34 +239,17 @@ type queued struct {
 
 // Enqueue queues again the job that runs op, an operation already stored,
 // in the caller's transaction: River runs it.
-//
-// A payment's operation is queued under its earlier job kind,
-// payment.operate, for one release: during a rollout the workers are
-// replaced last (docs/operations.md), and an earlier worker knows only that
-// kind. Both kinds run the same engine here; the next release queues
-// operation.run for every resource.
-func Enqueue(ctx context.Context, tx interface {
-	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
-}, op *Operation) error {
+func Enqueue(ctx context.Context, tx handoff.Enqueuer, op *Operation) error {
 	return tx.Enqueue(ctx, jobArgs(op), nil)
 }
 
 // jobArgs is the job that runs op.
-func jobArgs(op *Operation) river.JobArgs {
-	if op.Resource == legacyPaymentResource {
-		return LegacyPaymentArgs{OperationID: op.ID}
-	}
-	return RunArgs{OperationID: op.ID}
-}
-
-// legacyPaymentResource is payment.Resource (this package cannot import
-// the payment domain).
-const legacyPaymentResource = "payment"
+func jobArgs(op *Operation) RunArgs { return RunArgs{OperationID: op.ID} }
 
 // Step takes one of Steps (waiting for it) and returns its release, which
 // may be called more than once. Jobs of a resource that do their own work
 // beside operations (a payment's poll) take steps too.
-func (e *Engine) Step(ctx context.Context) (release func(), err error) {
+func (e *Engine[R, T]) Step(ctx context.Context) (release func(), err error) {
 	if e.Steps == nil {
 		return func() {}, nil
 	}
@@ -285,23 +262,15 @@ func (e *Engine) Step(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// Kinded is a Call that names its resource's kind (a payment's: direct,
-// hosted, recurring …), which CrashAt may narrow its point to.
-type Kinded interface {
-	ResourceKind() string
-}
-
 // crash kills the process without any cleanup, as kill -9 does, at the
 // point CrashAt names, when the call is of the kind it names (if any).
-func (e *Engine) crash(point string, call Call) {
+func (e *Engine[R, T]) crash(point string, call Call) {
 	at, kind, narrowed := strings.Cut(e.CrashAt, ":")
 	if at != point {
 		return
 	}
-	if narrowed {
-		if k, ok := call.(Kinded); !ok || k.ResourceKind() != kind {
-			return
-		}
+	if narrowed && call.ResourceKind() != kind {
+		return
 	}
 	e.Log.Warn("crashing on purpose (PAYGATE_CRASH_AT)", "point", point, "kind", kind)
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -323,16 +292,16 @@ func Backoff(attempt int) time.Duration {
 // Run runs one attempt of an operation. It returns nil when the outcome is
 // recorded, a river.JobSnooze to be asked again later, or an error for River
 // to retry with backoff.
-func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int) error {
+func (e *Engine[R, T]) Run(ctx context.Context, opID string, attempt, maxAttempts int) error {
 	release, err := e.Step(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { release() }()
-	var l *loaded
-	if err := e.read(ctx, func(r Store) error {
+	var l *loaded[R, T]
+	if err := e.Read(ctx, func(r R) error {
 		var err error
-		l, err = e.load(ctx, r, opID, e.Read != nil)
+		l, err = e.load(ctx, r, opID)
 		return err
 	}); err != nil {
 		return err
@@ -341,9 +310,9 @@ func (e *Engine) Run(ctx context.Context, opID string, attempt, maxAttempts int)
 }
 
 // loaded is what a run reads before its call.
-type loaded struct {
+type loaded[R Reader, T Tx] struct {
 	op     *Operation
-	h      Handler
+	h      Handler[R, T]
 	call   Call
 	sealed []byte
 	// known: the run goes by a key's clock, offset by clock.
@@ -352,52 +321,35 @@ type loaded struct {
 }
 
 // load reads what a run needs before its call through r: the engine's
-// read transaction or store, or the transaction that queues the operation
-// when it is handed off (internal/handoff); the handler reads through r
-// too when through is set (ReaderLoader). op is done: nothing else is read.
-func (e *Engine) load(ctx context.Context, r any, opID string, through bool) (*loaded, error) {
-	l := &loaded{known: clock.Known(ctx), clock: clock.Offset(ctx)}
-	var err error
-	if rr, ok := r.(RunReader); ok {
-		var off time.Duration
-		if l.op, l.sealed, off, err = rr.FindOperationToRun(ctx, opID); err != nil || l.op.State == Done {
-			return l, err
-		}
-		if e.KeyClocks && !l.known {
-			l.known, l.clock = true, off
-		}
-	} else {
-		s, ok := r.(Store)
-		if !ok {
-			return nil, fmt.Errorf("operation %s: nothing to read it with", opID)
-		}
-		if l.op, err = s.FindOperation(ctx, opID); err != nil || l.op.State == Done {
-			return l, err
-		}
-		kctx, err := e.withKeyClock(ctx, r, l.op)
-		if err != nil {
-			return nil, err
-		}
-		l.known, l.clock = clock.Known(kctx), clock.Offset(kctx)
-		// Gone once the provider has seen it (Record deletes it).
-		l.sealed, _ = s.OperationSecret(ctx, l.op.ID)
+// read transaction, or the transaction that queues the operation when it
+// is handed off (internal/handoff). op is done: nothing else is read.
+func (e *Engine[R, T]) load(ctx context.Context, r R, opID string) (*loaded[R, T], error) {
+	l := &loaded[R, T]{known: clock.Known(ctx), clock: clock.Offset(ctx)}
+	var (
+		off time.Duration
+		err error
+	)
+	if l.op, l.sealed, off, err = r.FindOperationToRun(ctx, opID); err != nil || l.op.State == Done {
+		return l, err
 	}
-	return e.loadCall(ctx, r, l, through)
+	if e.KeyClocks && !l.known {
+		l.known, l.clock = true, off
+	}
+	return e.loadCall(ctx, r, l)
 }
 
 // loadQueued is load for an operation being queued in r, from what the
 // queuing transaction holds already: the operation and its sealed secret
 // as written, and the key's clock that ctx carries (the request's). Only
 // the handler reads (its resource).
-func (e *Engine) loadQueued(ctx context.Context, r any, q *queued) (*loaded, error) {
+func (e *Engine[R, T]) loadQueued(ctx context.Context, r R, q *queued) (*loaded[R, T], error) {
 	op := q.op
-	l := &loaded{op: &op, sealed: q.sealed, known: clock.Known(ctx), clock: clock.Offset(ctx)}
-	return e.loadCall(ctx, r, l, true)
+	l := &loaded[R, T]{op: &op, sealed: q.sealed, known: clock.Known(ctx), clock: clock.Offset(ctx)}
+	return e.loadCall(ctx, r, l)
 }
 
-// loadCall has l's handler load the call of l's operation, through r
-// when through.
-func (e *Engine) loadCall(ctx context.Context, r any, l *loaded, through bool) (*loaded, error) {
+// loadCall has l's handler load the call of l's operation through r.
+func (e *Engine[R, T]) loadCall(ctx context.Context, r R, l *loaded[R, T]) (*loaded[R, T], error) {
 	var err error
 	if l.h, err = e.handler(l.op); err != nil {
 		return nil, err
@@ -405,18 +357,14 @@ func (e *Engine) loadCall(ctx context.Context, r any, l *loaded, through bool) (
 	if l.known {
 		ctx = clock.With(ctx, l.clock)
 	}
-	if rl, ok := l.h.(ReaderLoader); ok && through {
-		l.call, err = rl.LoadFrom(ctx, r, l.op)
-	} else {
-		l.call, err = l.h.Load(ctx, l.op)
-	}
+	l.call, err = l.h.Load(ctx, r, l.op)
 	return l, err
 }
 
 // runLoaded makes the call of a loaded operation and records its outcome;
 // release gives back the step the caller holds (the provider's time is not
 // ours).
-func (e *Engine) runLoaded(ctx context.Context, l *loaded, attempt, maxAttempts int, release func()) error {
+func (e *Engine[R, T]) runLoaded(ctx context.Context, l *loaded[R, T], attempt, maxAttempts int, release func()) error {
 	if l.op.State == Done {
 		return nil
 	}
@@ -457,7 +405,7 @@ func (e *Engine) runLoaded(ctx context.Context, l *loaded, attempt, maxAttempts 
 }
 
 // send opens the operation's sealed secret (nil: none) and sends the call.
-func (e *Engine) send(ctx context.Context, call Call, op *Operation, sealed []byte) (Outcome, error) {
+func (e *Engine[R, T]) send(ctx context.Context, call Call, op *Operation, sealed []byte) (Outcome, error) {
 	var secret []byte
 	if sealed != nil {
 		var err error
@@ -468,16 +416,8 @@ func (e *Engine) send(ctx context.Context, call Call, op *Operation, sealed []by
 	return call.Send(ctx, secret)
 }
 
-// read runs fn through Read, or through Store when Read is nil.
-func (e *Engine) read(ctx context.Context, fn func(r Store) error) error {
-	if e.Read == nil {
-		return fn(e.Store)
-	}
-	return e.Read(ctx, fn)
-}
-
 // failed decides what a provider error means for the operation.
-func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error, attempt, maxAttempts int) error {
+func (e *Engine[R, T]) failed(ctx context.Context, h Handler[R, T], op *Operation, err error, attempt, maxAttempts int) error {
 	kind := provider.KindOf(err)
 	e.Log.Warn("provider call failed", "operation_id", op.ID, "resource", op.Resource, "kind", op.Kind,
 		"error_kind", string(kind), "attempt", attempt)
@@ -496,7 +436,7 @@ func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error
 	case provider.OutcomeUnknown, provider.Unreadable:
 		// From now on only ask; an unreadable answer is recorded by the
 		// handler too (manual_review).
-		if err := e.Transact(ctx, func(tx Tx) error {
+		if err := e.Transact(ctx, func(tx T) error {
 			cur, err := tx.LockOperation(ctx, op.ID)
 			if err != nil || cur.State == Done {
 				return err
@@ -525,9 +465,9 @@ func (e *Engine) failed(ctx context.Context, h Handler, op *Operation, err error
 // A pending outcome marks the operation inquiring and answers a
 // river.JobSnooze of PollEvery. A resource's own jobs (a payment's poll)
 // record outcomes through it too.
-func (e *Engine) Record(ctx context.Context, opID string, out Outcome) error {
+func (e *Engine[R, T]) Record(ctx context.Context, opID string, out Outcome) error {
 	var snooze time.Duration
-	err := e.Transact(ctx, func(tx Tx) error {
+	err := e.Transact(ctx, func(tx T) error {
 		// Locked: a second run recording at the same time (River's rescue
 		// of a stuck job, or the job rescued from a handed-off run's
 		// lease) waits, then finds this outcome.

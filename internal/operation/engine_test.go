@@ -65,18 +65,18 @@ func (h *thing) next(call string) (operation.Outcome, error) {
 	return outcome{a.status}, nil
 }
 
-func (h *thing) Load(context.Context, *operation.Operation) (operation.Call, error) {
+func (h *thing) Load(context.Context, store.Queries, *operation.Operation) (operation.Call, error) {
 	return (*thingCall)(h), nil
 }
 
-func (h *thing) Apply(_ context.Context, _ operation.Tx, _ *operation.Operation, out operation.Outcome) error {
+func (h *thing) Apply(_ context.Context, _ *store.Tx, _ *operation.Operation, out operation.Outcome) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.applied = append(h.applied, out.Result())
 	return nil
 }
 
-func (h *thing) Unreadable(context.Context, operation.Tx, *operation.Operation) error {
+func (h *thing) Unreadable(context.Context, *store.Tx, *operation.Operation) error {
 	h.unreadable++
 	return nil
 }
@@ -97,11 +97,13 @@ func (c *thingCall) Inquire(context.Context) (operation.Outcome, error) {
 	return (*thing)(c).next("inquire")
 }
 
+func (c *thingCall) ResourceKind() string { return "" }
+
 // rig is an engine on a real database with the fake resource registered.
 type rig struct {
 	t      *testing.T
 	store  *store.Store
-	engine *operation.Engine
+	engine *operation.Engine[store.Queries, *store.Tx]
 	thing  *thing
 }
 
@@ -119,10 +121,13 @@ func newRig(t *testing.T, db storetest.Database) *rig {
 func newEngine(t *testing.T, db storetest.Database) (*rig, *river.Workers) {
 	s := storetest.Open(t, db)
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	e := &operation.Engine{Store: s, Sealer: vault.New(), Now: time.Now, Log: log, PollEvery: pollEvery,
-		Transact: func(ctx context.Context, fn func(operation.Tx) error) error {
+	e := operation.NewEngine(
+		func(ctx context.Context, fn func(*store.Tx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
-		}}
+		},
+		func(ctx context.Context, fn func(store.Queries) error) error { return s.ReadOnly(ctx, fn) },
+		func(tx *store.Tx) store.Queries { return tx.Queries },
+		vault.New(), time.Now, log, operation.Options{PollEvery: pollEvery})
 	th := &thing{}
 	e.Handle("thing", th)
 	workers := river.NewWorkers()
@@ -138,7 +143,7 @@ func (r *rig) queue(state operation.State) *operation.Operation {
 	op := &operation.Operation{ID: uuid.NewString(), Resource: "thing", ResourceID: uuid.NewString(), Kind: "poke",
 		CreatedAt: now, UpdatedAt: now}
 	require.NoError(r.t, r.store.InTx(ctx, func(tx *store.Tx) error {
-		return r.engine.Queue(ctx, tx, op, map[string]string{"code": "s3cret"})
+		return operation.Queue(ctx, tx, r.engine.Sealer, op, &map[string]string{"code": "s3cret"})
 	}))
 	if state != operation.Pending {
 		op.State = state
@@ -281,7 +286,8 @@ func TestUnknownResource(t *testing.T) {
 		t.Run(db.Name, func(t *testing.T) {
 			r := newRig(t, db)
 			op := r.queue(operation.Pending)
-			bare := &operation.Engine{Store: r.store, Transact: r.engine.Transact, Now: time.Now, Log: r.engine.Log}
+			bare := operation.NewEngine(r.engine.Transact, r.engine.Read, r.engine.ReaderOf, r.engine.Sealer, time.Now,
+				r.engine.Log, operation.Options{})
 			require.ErrorContains(t, bare.Run(context.Background(), op.ID, 1, 5), `no handler for resource "thing"`)
 			require.Empty(t, r.thing.calls)
 		})

@@ -96,8 +96,8 @@ func TestHandoff(t *testing.T) {
 				undone := errors.New("refused")
 				queue := func(tx *store.Tx) error {
 					now := time.Now().UTC()
-					return r.engine.Queue(ctx, tx, &operation.Operation{ID: uuid.NewString(), Resource: "thing", ResourceID: uuid.NewString(),
-						Kind: "poke", CreatedAt: now, UpdatedAt: now}, nil)
+					return operation.Queue[struct{}](ctx, tx, r.engine.Sealer, &operation.Operation{ID: uuid.NewString(), Resource: "thing",
+						ResourceID: uuid.NewString(), Kind: "poke", CreatedAt: now, UpdatedAt: now}, nil)
 				}
 				require.ErrorIs(t, r.store.InTx(ctx, func(tx *store.Tx) error {
 					require.NoError(t, queue(tx))

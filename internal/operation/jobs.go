@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -22,25 +21,13 @@ func (RunArgs) Kind() string { return "operation.run" }
 // InsertOpts: money must not be dropped, so many attempts.
 func (RunArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 40} }
 
-// LegacyPaymentArgs is the job a payment's operation had before operations
-// served every resource ("payment.operate", the same arguments). Jobs
-// queued by an earlier version run after an upgrade, and payments'
-// operations are still queued under it for one release (Enqueue).
-type LegacyPaymentArgs RunArgs
-
-// Kind names the job.
-func (LegacyPaymentArgs) Kind() string { return "payment.operate" }
-
-// InsertOpts as RunArgs.
-func (LegacyPaymentArgs) InsertOpts() river.InsertOpts { return RunArgs{}.InsertOpts() }
-
-// runner is the policy both kinds share.
-type runner struct{ e *Engine }
+// runner is the run policy of the engine's jobs.
+type runner[R Reader, T Tx] struct{ e *Engine[R, T] }
 
 // NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
-func (r runner) nextRetry(attempt int) time.Time { return r.e.Now().Add(Backoff(attempt)) }
+func (r runner[R, T]) nextRetry(attempt int) time.Time { return r.e.Now().Add(Backoff(attempt)) }
 
-func (r runner) timeout() time.Duration {
+func (r runner[R, T]) timeout() time.Duration {
 	if r.e.OpTimeout > 0 {
 		return r.e.OpTimeout
 	}
@@ -48,51 +35,36 @@ func (r runner) timeout() time.Duration {
 }
 
 // RunWorker runs operation.run jobs.
-type RunWorker struct {
+type RunWorker[R Reader, T Tx] struct {
 	river.WorkerDefaults[RunArgs]
-	runner
+	runner[R, T]
 }
 
 // NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
-func (w *RunWorker) NextRetry(job *river.Job[RunArgs]) time.Time { return w.nextRetry(job.Attempt) }
+func (w *RunWorker[R, T]) NextRetry(job *river.Job[RunArgs]) time.Time { return w.nextRetry(job.Attempt) }
 
 // Timeout bounds one provider call and its bookkeeping.
-func (w *RunWorker) Timeout(*river.Job[RunArgs]) time.Duration { return w.timeout() }
+func (w *RunWorker[R, T]) Timeout(*river.Job[RunArgs]) time.Duration { return w.timeout() }
 
 // Work runs the operation.
-func (w *RunWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	return w.e.Run(ctx, job.Args.OperationID, job.Attempt, job.MaxAttempts)
-}
-
-// legacyWorker runs payment.operate jobs as RunWorker does.
-type legacyWorker struct {
-	river.WorkerDefaults[LegacyPaymentArgs]
-	runner
-}
-
-func (w *legacyWorker) NextRetry(job *river.Job[LegacyPaymentArgs]) time.Time {
-	return w.nextRetry(job.Attempt)
-}
-
-func (w *legacyWorker) Timeout(*river.Job[LegacyPaymentArgs]) time.Duration { return w.timeout() }
-
-func (w *legacyWorker) Work(ctx context.Context, job *river.Job[LegacyPaymentArgs]) error {
+func (w *RunWorker[R, T]) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	return w.e.Run(ctx, job.Args.OperationID, job.Attempt, job.MaxAttempts)
 }
 
 // AddWorkers registers the engine's workers.
-func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &RunWorker{runner: runner{e}})
-	river.AddWorker(w, &legacyWorker{runner: runner{e}})
+func AddWorkers[R Reader, T Tx](w *river.Workers, e *Engine[R, T]) {
+	river.AddWorker(w, &RunWorker[R, T]{runner: runner[R, T]{e}})
 }
 
 // AddHandoff registers the engine's runs of jobs handed off by the
 // transaction that queued them (internal/handoff), and the rescue of their
 // leases.
-func AddHandoff(w *handoff.Workers, e *Engine) {
-	r := runner{e}
-	w.Add(RunArgs{}.Kind(), r.runHandedOff, r.prepare, e.Rescue)
-	w.Add(LegacyPaymentArgs{}.Kind(), r.runHandedOff, r.prepare, nil)
+func AddHandoff[R Reader, T interface {
+	Tx
+	handoff.Tx
+}](w *handoff.Workers, e *Engine[R, T]) {
+	r := runner[R, T]{e}
+	handoff.AddPrepared(w, RunArgs{}.Kind(), r.runHandedOff, r.prepare, e.Rescue)
 }
 
 // LeaseTx clears and rescues the leases of handed-off runs (the store's
@@ -113,15 +85,11 @@ const rescueBatch = 500
 // the transaction that clears the leases: a handoff.Rescuer. The job
 // starts again from the operation as stored: its call carries the
 // operation's id, so a provider that saw the first one answers the same.
-func (e *Engine) Rescue(ctx context.Context, before time.Time) (int, error) {
+func (e *Engine[R, T]) Rescue(ctx context.Context, before time.Time) (int, error) {
 	n := 0
-	err := e.Transact(ctx, func(tx Tx) error {
+	err := e.Transact(ctx, func(tx T) error {
 		n = 0
-		l, ok := tx.(LeaseTx)
-		if !ok {
-			return errors.New("operation: the transaction cannot rescue leases")
-		}
-		lapsed, err := l.LapsedOperations(ctx, before, rescueBatch)
+		lapsed, err := tx.LapsedOperations(ctx, before, rescueBatch)
 		if err != nil {
 			return err
 		}
@@ -129,7 +97,7 @@ func (e *Engine) Rescue(ctx context.Context, before time.Time) (int, error) {
 			if op.State == Done {
 				continue
 			}
-			if err := l.Enqueue(ctx, jobArgs(op), nil); err != nil {
+			if err := tx.Enqueue(ctx, jobArgs(op), nil); err != nil {
 				return err
 			}
 			n++
@@ -139,26 +107,17 @@ func (e *Engine) Rescue(ctx context.Context, before time.Time) (int, error) {
 	return n, err
 }
 
-func operationID(args river.JobArgs) string {
-	switch a := args.(type) {
-	case RunArgs:
-		return a.OperationID
-	case LegacyPaymentArgs:
-		return a.OperationID
-	}
-	return ""
-}
-
 // prepare reads, in the transaction that queues the operation, what its
 // run reads before the call (the operation, its secret, its key's clock,
 // the resource), so that the run starts with the call. What Queue holds
 // already (the operation and its secret as written, and the key's clock
 // when the request's context carries it) is not read again.
-func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs, given any) (any, error) {
-	if q, ok := given.(*queued); ok && (clock.Known(ctx) || !r.e.KeyClocks) {
-		return r.e.loadQueued(ctx, tx, q)
+func (r runner[R, T]) prepare(ctx context.Context, tx T, args river.JobArgs, q *queued) (*loaded[R, T], error) {
+	rd := r.e.ReaderOf(tx)
+	if clock.Known(ctx) || !r.e.KeyClocks {
+		return r.e.loadQueued(ctx, rd, q)
 	}
-	return r.e.load(ctx, tx, operationID(args), true)
+	return r.e.load(ctx, rd, q.op.ID)
 }
 
 // runHandedOff runs an operation as its job's first attempt would, in the
@@ -167,30 +126,21 @@ func (r runner) prepare(ctx context.Context, tx any, args river.JobArgs, given a
 // error to retry, a snooze) hands the job back to River at the time River
 // would have run it again. If even that fails, the job runs once the
 // lease lapses (Rescue).
-func (r runner) runHandedOff(ctx context.Context, j handoff.Job) error {
-	opID := operationID(j.Args)
+func (r runner[R, T]) runHandedOff(ctx context.Context, j handoff.Job[*loaded[R, T]]) error {
+	opID := j.Args.(RunArgs).OperationID
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	var err error
-	if l, ok := j.Data.(*loaded); ok {
-		err = r.e.runLoaded(ctx, l, 1, RunArgs{}.InsertOpts().MaxAttempts, func() {})
+	if j.Prepared {
+		err = r.e.runLoaded(ctx, j.Data, 1, RunArgs{}.InsertOpts().MaxAttempts, func() {})
 	} else {
 		err = r.e.Run(ctx, opID, 1, RunArgs{}.InsertOpts().MaxAttempts)
 	}
 	if err == nil {
 		return nil
 	}
-	transact := func(ctx context.Context, fn func(tx any) error) error {
-		return r.e.Transact(ctx, func(tx Tx) error { return fn(tx) })
-	}
-	unlease := func(ctx context.Context, tx any) (bool, error) {
-		l, ok := tx.(LeaseTx)
-		if !ok {
-			return false, errors.New("operation: the transaction holds no leases")
-		}
-		return l.ClearOperationLease(ctx, opID)
-	}
-	if berr := handoff.HandBack(ctx, transact, unlease, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
+	unlease := func(ctx context.Context, tx T) (bool, error) { return tx.ClearOperationLease(ctx, opID) }
+	if berr := handoff.HandBack(ctx, r.e.Transact, unlease, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
 		r.e.Log.Warn("handing an operation back to River failed: it runs once its lease lapses",
 			"operation_id", opID, "error", berr)
 	}

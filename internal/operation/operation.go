@@ -68,7 +68,7 @@ func AAD(operationID string) []byte { return []byte("operation_secret:" + operat
 // Seal seals what an operation must hand the provider and Paygate must not
 // keep (card data, wallet payloads, phones, codes: docs/design/decisions.md
 // section 8): v is a resource's own versioned, JSON-tagged secret type.
-func Seal(s Sealer, operationID string, v any) ([]byte, error) {
+func Seal[S any](s Sealer, operationID string, v *S) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func Seal(s Sealer, operationID string, v any) ([]byte, error) {
 }
 
 // Open opens a secret sealed by Seal into v.
-func Open(s Sealer, operationID string, sealed []byte, v any) error {
+func Open[S any](s Sealer, operationID string, sealed []byte, v *S) error {
 	raw, err := s.Open(sealed, AAD(operationID))
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 // TestSteps: a step is held until released (once, however often release is
 // called); a job that cannot get one gives up when its context ends.
 func TestSteps(t *testing.T) {
-	e := &Engine{Steps: make(chan struct{}, 1)}
+	e := &Engine[Reader, Tx]{Steps: make(chan struct{}, 1)}
 	ctx := context.Background()
 	release, err := e.Step(ctx)
 	if err != nil {
@@ -30,7 +30,7 @@ func TestSteps(t *testing.T) {
 	}
 	other()
 
-	unbounded := &Engine{}
+	unbounded := &Engine[Reader, Tx]{}
 	for range 3 {
 		if _, err := unbounded.Step(ctx); err != nil {
 			t.Fatal(err)

@@ -186,7 +186,7 @@ func (n *NewDirect) capabilities() []provider.Capability {
 // DirectTx is what accepting a direct payment needs inside the request's transaction.
 type DirectTx interface {
 	SessionTx
-	CreateOperation(ctx context.Context, op *Operation, sealed []byte) error
+	operation.QueueTx
 	cardinfo.Matcher
 }
 
@@ -291,9 +291,6 @@ func (s *Service) queueID(ctx context.Context, tx DirectTx, p *Payment, kind str
 	now := s.now(ctx)
 	op := &Operation{ID: s.NewID(), Resource: Resource, ResourceID: p.ID, Kind: kind, AmountMinor: amount,
 		Ref: refundID, CreatedAt: now, UpdatedAt: now}
-	if sec == nil {
-		return op.ID, operation.Queue(ctx, tx, s.Sealer, op, nil)
-	}
 	return op.ID, operation.Queue(ctx, tx, s.Sealer, op, sec)
 }
 

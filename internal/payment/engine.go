@@ -85,10 +85,10 @@ func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, 
 }
 
 // Handler is what the operation engine runs payments' operations with.
-func (e *Engine) Handler() operation.Handler { return handler{e} }
+func NewHandler[R LoadReader, T EngineTx](e *Engine) operation.Handler[R, T] { return handler[R, T]{e} }
 
 // handler implements operation.Handler for payments.
-type handler struct{ e *Engine }
+type handler[R LoadReader, T EngineTx] struct{ e *Engine }
 
 // Outcome is a provider's answer to a payment operation.
 type Outcome struct {
@@ -112,28 +112,10 @@ type call struct {
 	prov provider.Payments
 }
 
-// Load implements operation.Handler: the payment, its channel and provider.
-func (h handler) Load(ctx context.Context, op *Operation) (operation.Call, error) {
-	return h.LoadFrom(ctx, nil, op)
-}
-
-// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
-// read transaction) when it reads what Load reads.
-func (h handler) LoadFrom(ctx context.Context, r any, op *Operation) (operation.Call, error) {
-	var st loadReader = h.e.Store
-	if lr, ok := r.(loadReader); ok {
-		st = lr
-	}
-	var (
-		p   *Payment
-		ch  merchant.Channel
-		err error
-	)
-	if j, ok := st.(joinedReader); ok {
-		p, ch, err = j.FindPaymentWithChannel(ctx, op.ResourceID)
-	} else if p, err = st.FindPaymentByID(ctx, op.ResourceID); err == nil {
-		ch, err = st.FindChannelByID(ctx, p.ChannelID)
-	}
+// Load implements operation.Handler: the payment with its channel (one
+// round trip), and its provider.
+func (h handler[R, T]) Load(ctx context.Context, r R, op *Operation) (operation.Call, error) {
+	p, ch, err := r.FindPaymentWithChannel(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,19 +126,15 @@ func (h handler) LoadFrom(ctx context.Context, r any, op *Operation) (operation.
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PaymentsOf(prov)}, nil
 }
 
-// joinedReader reads a payment and its channel in one round trip (the
-// store and its transactions do).
-type joinedReader interface {
+// LoadReader is what a payment operation's run reads before its call:
+// the engine's reads and the payment with its channel, in one round trip
+// (the store and its transactions offer it).
+type LoadReader interface {
+	operation.Reader
 	FindPaymentWithChannel(ctx context.Context, id string) (*Payment, merchant.Channel, error)
 }
 
-// loadReader is what Load reads.
-type loadReader interface {
-	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
-	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
-}
-
-// ResourceKind implements operation.Kinded: the payment's kind, which
+// ResourceKind implements operation.Call: the payment's kind, which
 // the crash tests' hook may narrow to (a subscription's charge: recurring).
 func (c *call) ResourceKind() string { return string(c.p.Kind) }
 
@@ -214,21 +192,17 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 }
 
 // Failed implements operation.Handler.
-func (handler) Failed(_ *Operation, code string) operation.Outcome {
+func (handler[R, T]) Failed(_ *Operation, code string) operation.Outcome {
 	return Outcome{PayResult: provider.PayResult{Status: provider.StatusFailed, DeclineCode: code}}
 }
 
 // AcceptsLate implements operation.Handler: a 3DS or redirect step ends
 // after the pay or confirm operation that started it is done.
-func (handler) AcceptsLate(op *Operation) bool { return op.Kind == OpPay || op.Kind == OpConfirm }
+func (handler[R, T]) AcceptsLate(op *Operation) bool { return op.Kind == OpPay || op.Kind == OpConfirm }
 
 // Unreadable implements operation.Handler: the payment shows manual_review
 // while the engine keeps asking (docs/design/decisions.md section 4).
-func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) error {
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
+func (h handler[R, T]) Unreadable(ctx context.Context, tx T, op *Operation) error {
 	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
 	if err != nil {
 		return err
@@ -238,15 +212,6 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *Operation) 
 	}
 	p.Status, p.UpdatedAt = ManualReview, h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, p)
-}
-
-// engineTx is the payment's view of the engine's transaction.
-func engineTx(t operation.Tx) (EngineTx, error) {
-	tx, ok := t.(EngineTx)
-	if !ok {
-		return nil, fmt.Errorf("payment: the operation engine's transaction (%T) lacks the payment's statements", t)
-	}
-	return tx, nil
 }
 
 func browser(p *Payment) *provider.Browser {

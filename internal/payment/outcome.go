@@ -36,12 +36,8 @@ func declineMessage(code string) string {
 // life cycle allows it) with a card it saved, any follow-up job, and a
 // refund's result. The engine marks the operation done and deletes its
 // secret in the same transaction.
-func (h handler) Apply(ctx context.Context, t operation.Tx, op *Operation, o operation.Outcome) error {
+func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operation.Outcome) error {
 	e := h.e
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
 	out, ok := o.(Outcome)
 	if !ok {
 		return fmt.Errorf("payment: an outcome of type %T", o)

@@ -64,9 +64,9 @@ func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, 
 
 // Handler is what the operation engine runs payouts' operations with
 // (registered as ops.Handle(payout.Resource, ...)).
-func (e *Engine) Handler() operation.Handler { return handler{e} }
+func NewHandler[R LoadReader, T EngineTx](e *Engine) operation.Handler[R, T] { return handler[R, T]{e} }
 
-type handler struct{ e *Engine }
+type handler[R LoadReader, T EngineTx] struct{ e *Engine }
 
 // Outcome is a provider's answer to a payout operation.
 type Outcome struct{ provider.PayoutResult }
@@ -87,22 +87,12 @@ type call struct {
 }
 
 // Load implements operation.Handler: the payout, its channel and provider.
-func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.Call, error) {
-	return h.LoadFrom(ctx, nil, op)
-}
-
-// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
-// read transaction) when it reads what Load reads.
-func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (operation.Call, error) {
-	var st loadReader = h.e.Store
-	if lr, ok := r.(loadReader); ok {
-		st = lr
-	}
-	p, err := st.FindPayoutByID(ctx, op.ResourceID)
+func (h handler[R, T]) Load(ctx context.Context, r R, op *operation.Operation) (operation.Call, error) {
+	p, err := r.FindPayoutByID(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := st.FindChannelByID(ctx, p.ChannelID)
+	ch, err := r.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +103,16 @@ func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (
 	return &call{e: h.e, op: op, p: p, ch: ch, prov: provider.PayoutsOf(prov)}, nil
 }
 
-// loadReader is what Load reads.
-type loadReader interface {
+// LoadReader is what a payout operation's run reads before its call
+// (the store and its transactions offer it).
+type LoadReader interface {
+	operation.Reader
 	FindPayoutByID(ctx context.Context, id string) (*Payout, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
+
+// ResourceKind implements operation.Call: payouts have no kinds.
+func (c *call) ResourceKind() string { return "" }
 
 // Inquire implements operation.Call: the provider finds the payout by the
 // operation that acted on it; NotFound when it never saw that operation.
@@ -166,21 +161,17 @@ func (c *call) Send(ctx context.Context, secret []byte) (operation.Outcome, erro
 }
 
 // Failed implements operation.Handler.
-func (handler) Failed(_ *operation.Operation, code string) operation.Outcome {
+func (handler[R, T]) Failed(_ *operation.Operation, code string) operation.Outcome {
 	return Outcome{provider.PayoutResult{Status: provider.StatusFailed, DeclineCode: code}}
 }
 
 // AcceptsLate implements operation.Handler: the end of a 3DS step, asked
 // for by the expiry job, is recorded on the operation that started it.
-func (handler) AcceptsLate(*operation.Operation) bool { return true }
+func (handler[R, T]) AcceptsLate(*operation.Operation) bool { return true }
 
 // Unreadable implements operation.Handler: the payout shows manual_review
 // while the engine keeps asking, never resending.
-func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *operation.Operation) error {
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
+func (h handler[R, T]) Unreadable(ctx context.Context, tx T, op *operation.Operation) error {
 	p, err := tx.FindPayoutByID(ctx, op.ResourceID)
 	if err != nil || !CanMove(p.Status, ManualReview) {
 		return err
@@ -191,11 +182,7 @@ func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *operation.O
 
 // Apply implements operation.Handler: the outcome becomes the payout's
 // status (if the life cycle allows it), in the engine's transaction.
-func (h handler) Apply(ctx context.Context, t operation.Tx, op *operation.Operation, o operation.Outcome) error {
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
+func (h handler[R, T]) Apply(ctx context.Context, tx T, op *operation.Operation, o operation.Outcome) error {
 	out, ok := o.(Outcome)
 	if !ok {
 		return fmt.Errorf("payout: an outcome of type %T", o)
@@ -262,15 +249,6 @@ func (e *Engine) apply(ctx context.Context, tx EngineTx, opID string, p *Payout,
 		return tx.Enqueue(ctx, args, opts)
 	}
 	return nil
-}
-
-// engineTx is the payout's view of the engine's transaction.
-func engineTx(t operation.Tx) (EngineTx, error) {
-	tx, ok := t.(EngineTx)
-	if !ok {
-		return nil, fmt.Errorf("payout: the operation engine's transaction (%T) lacks the payout's statements", t)
-	}
-	return tx, nil
 }
 
 func webhookEvent(id string, p *Payout, obj []byte) webhook.Event {

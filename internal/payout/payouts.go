@@ -321,9 +321,6 @@ func (s *Service) queue(ctx context.Context, tx operation.QueueTx, p *Payout, ki
 	now := s.now(ctx)
 	op := &operation.Operation{ID: s.NewID(), Resource: Resource, ResourceID: p.ID, Kind: kind,
 		AmountMinor: p.AmountMinor, CreatedAt: now, UpdatedAt: now}
-	if sec == nil {
-		return operation.Queue(ctx, tx, s.Sealer, op, nil)
-	}
 	return operation.Queue(ctx, tx, s.Sealer, op, sec)
 }
 

@@ -79,7 +79,7 @@ type env struct {
 	subs *subscription.Service
 	// ops is the operation engine: a test without workers runs an
 	// operation with it when it chooses.
-	ops *operation.Engine
+	ops *operation.Engine[app.Reader, *store.Tx]
 	// walkMandate is the active mandate the route walker's subscriptions
 	// use (route_statuses_test.go).
 	walkMandate string

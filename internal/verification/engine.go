@@ -60,9 +60,9 @@ func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, 
 }
 
 // Handler is what the operation engine runs verifications' operations with.
-func (e *Engine) Handler() operation.Handler { return handler{e} }
+func NewHandler[R LoadReader, T EngineTx](e *Engine) operation.Handler[R, T] { return handler[R, T]{e} }
 
-type handler struct{ e *Engine }
+type handler[R LoadReader, T EngineTx] struct{ e *Engine }
 
 // Outcome is a provider's answer to a verification operation.
 type Outcome struct {
@@ -88,23 +88,14 @@ type call struct {
 	raw  provider.Provider // for the optional interfaces beyond Verifications
 }
 
-// Load implements operation.Handler.
-func (h handler) Load(ctx context.Context, op *operation.Operation) (operation.Call, error) {
-	return h.LoadFrom(ctx, nil, op)
-}
-
-// LoadFrom implements operation.ReaderLoader: Load through r (the engine's
-// read transaction) when it reads what Load reads.
-func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (operation.Call, error) {
-	var st loadReader = h.e.Store
-	if lr, ok := r.(loadReader); ok {
-		st = lr
-	}
-	v, err := st.FindVerificationByID(ctx, op.ResourceID)
+// Load implements operation.Handler: the verification, its channel and
+// provider.
+func (h handler[R, T]) Load(ctx context.Context, r R, op *operation.Operation) (operation.Call, error) {
+	v, err := r.FindVerificationByID(ctx, op.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := st.FindChannelByID(ctx, v.ChannelID)
+	ch, err := r.FindChannelByID(ctx, v.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +106,16 @@ func (h handler) LoadFrom(ctx context.Context, r any, op *operation.Operation) (
 	return &call{op: op, v: v, ch: ch, prov: provider.VerificationsOf(prov), raw: prov}, nil
 }
 
-// loadReader is what Load reads.
-type loadReader interface {
+// LoadReader is what a verification operation's run reads before its
+// call (the store and its transactions offer it).
+type LoadReader interface {
+	operation.Reader
 	FindVerificationByID(ctx context.Context, id string) (*Verification, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
+
+// ResourceKind implements operation.Call: verifications have no kinds.
+func (c *call) ResourceKind() string { return "" }
 
 // Send implements operation.Call.
 func (c *call) Send(ctx context.Context, raw []byte) (operation.Outcome, error) {
@@ -169,23 +165,19 @@ func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
 }
 
 // Failed implements operation.Handler.
-func (handler) Failed(_ *operation.Operation, code string) operation.Outcome {
+func (handler[R, T]) Failed(_ *operation.Operation, code string) operation.Outcome {
 	return Outcome{VerificationResult: provider.VerificationResult{Status: provider.StatusFailed, DeclineCode: code}, Decided: true}
 }
 
 // AcceptsLate implements operation.Handler: a verification's outcome is
 // recorded once.
-func (handler) AcceptsLate(*operation.Operation) bool { return false }
+func (handler[R, T]) AcceptsLate(*operation.Operation) bool { return false }
 
 // Apply implements operation.Handler: the provider's state of the
 // verification becomes its status. Answers may arrive out of order
 // (concurrent codes): a final status is never left, and a code answer
 // never moves a verification back from a later state.
-func (h handler) Apply(ctx context.Context, t operation.Tx, op *operation.Operation, o operation.Outcome) error {
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
+func (h handler[R, T]) Apply(ctx context.Context, tx T, op *operation.Operation, o operation.Outcome) error {
 	out, ok := o.(Outcome)
 	if !ok {
 		return fmt.Errorf("verification: an outcome of type %T", o)
@@ -231,11 +223,7 @@ func (h handler) Apply(ctx context.Context, t operation.Tx, op *operation.Operat
 
 // Unreadable implements operation.Handler: manual_review while the engine
 // keeps asking; never a bad card (docs/design/decisions.md section 4).
-func (h handler) Unreadable(ctx context.Context, t operation.Tx, op *operation.Operation) error {
-	tx, err := engineTx(t)
-	if err != nil {
-		return err
-	}
+func (h handler[R, T]) Unreadable(ctx context.Context, tx T, op *operation.Operation) error {
 	v, err := tx.FindVerificationByID(ctx, op.ResourceID)
 	if err != nil {
 		return err

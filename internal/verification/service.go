@@ -283,9 +283,6 @@ func (s *Service) Verify(ctx context.Context, tx VerifyTx, v *Verification, code
 func (s *Service) queue(ctx context.Context, tx operation.QueueTx, v *Verification, kind string, sec *Secret) error {
 	now := s.now(ctx)
 	op := &operation.Operation{ID: s.NewID(), Resource: Resource, ResourceID: v.ID, Kind: kind, CreatedAt: now, UpdatedAt: now}
-	if sec == nil {
-		return operation.Queue(ctx, tx, s.Sealer, op, nil) // a typed nil would seal "null"
-	}
 	return operation.Queue(ctx, tx, s.Sealer, op, sec)
 }
 

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -76,6 +75,7 @@ type DispatchStore interface {
 	// OverdueDeliveries lists pending deliveries due before the time,
 	// longest overdue first.
 	OverdueDeliveries(ctx context.Context, before time.Time, limit int) ([]*Delivery, error)
+	SendReader
 }
 
 // DispatchTx is what the jobs write, one transaction per step.
@@ -91,6 +91,8 @@ type DispatchTx interface {
 	RecordAttempt(ctx context.Context, a *Attempt) error
 	DisableWebhookEndpoint(ctx context.Context, id string, at time.Time, reason string) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+	LeaseTx
+	handoff.Tx // the fan-out job's first attempts are handed off too
 }
 
 // Sender sends a message to an endpoint (outbound.Client).
@@ -119,28 +121,6 @@ type Dispatcher struct {
 // one round trip, and on PostgreSQL one commit instead of three.
 type SendReader interface {
 	FindDeliveryToSend(ctx context.Context, id string) (*Delivery, *Endpoint, *Recorded, error)
-}
-
-// findToSend reads what an attempt needs: through SendReader when the
-// store offers it, else one row at a time. ep and ev are nil when the
-// delivery is no longer pending at job's generation.
-func (d *Dispatcher) findToSend(ctx context.Context, job *river.Job[DeliverArgs]) (del *Delivery, ep *Endpoint, ev *Recorded, err error) {
-	if r, ok := d.Store.(SendReader); ok {
-		return r.FindDeliveryToSend(ctx, job.Args.DeliveryID)
-	}
-	if del, err = d.Store.FindDelivery(ctx, job.Args.DeliveryID); err != nil {
-		return nil, nil, nil, err
-	}
-	if del.Status != Pending || del.Generation != job.Args.Generation {
-		return del, nil, nil, nil
-	}
-	if ep, err = d.Store.FindWebhookEndpoint(ctx, del.EndpointID); err != nil {
-		return nil, nil, nil, err
-	}
-	if ev, err = d.Store.FindRecordedEvent(ctx, del.EventID); err != nil {
-		return nil, nil, nil, err
-	}
-	return del, ep, ev, nil
 }
 
 // AddWorkers registers the webhook jobs.
@@ -197,6 +177,7 @@ func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 
 // FanOutTx is what FanOut writes with.
 type FanOutTx interface {
+	handoff.Tx
 	ListWebhookEndpoints(ctx context.Context, keyID string) ([]*Endpoint, error)
 	CreateDelivery(ctx context.Context, d *Delivery) (bool, error)
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
@@ -232,7 +213,7 @@ func FanOut(ctx context.Context, tx FanOutTx, ev *Recorded, now time.Time, newID
 // to this process, the delivery holding its lease, or River's job.
 func fanOutTo(ctx context.Context, tx FanOutTx, ev *Recorded, ep *Endpoint, now time.Time, id string) error {
 	args := DeliverArgs{DeliveryID: id}
-	slot := handoff.Reserve(tx, args)
+	slot := handoff.Reserve[*toSend](tx, args)
 	defer slot.Release()
 	del := &Delivery{ID: id, EventID: ev.ID, EndpointID: ep.ID, Status: Pending,
 		NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, RescueAt: slot.Lease()}
@@ -257,7 +238,7 @@ type toSend struct {
 // AddHandoff registers the first attempts handed off by FanOut, and the
 // rescue of their leases.
 func AddHandoff(w *handoff.Workers, d *Dispatcher) {
-	w.Add(DeliverArgs{}.Kind(), d.sendHandedOff, nil, d.rescue)
+	handoff.Add(w, DeliverArgs{}.Kind(), d.sendHandedOff, d.rescue)
 }
 
 // LeaseTx clears and rescues the leases of handed-off first attempts (the
@@ -274,12 +255,9 @@ type LeaseTx interface {
 // delivery's lease (UpdateDelivery); a run that ends without a record
 // hands the job back to River, due in a second. If even that fails, the
 // attempt is made once its lease lapses (rescue).
-func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
+func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job[*toSend]) error {
 	args, _ := j.Args.(DeliverArgs)
-	ts, ok := j.Data.(*toSend)
-	if !ok {
-		return errors.New("webhook: a handed-off delivery without its data")
-	}
+	ts := j.Data
 	if t := d.timeout(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
@@ -289,17 +267,10 @@ func (d *Dispatcher) sendHandedOff(ctx context.Context, j handoff.Job) error {
 	if err == nil {
 		return nil
 	}
-	transact := func(ctx context.Context, fn func(tx any) error) error {
-		return d.Transact(ctx, func(tx DispatchTx) error { return fn(tx) })
+	unlease := func(ctx context.Context, tx DispatchTx) (bool, error) {
+		return tx.ClearDeliveryLease(ctx, args.DeliveryID)
 	}
-	unlease := func(ctx context.Context, tx any) (bool, error) {
-		l, ok := tx.(LeaseTx)
-		if !ok {
-			return false, errors.New("webhook: the transaction holds no leases")
-		}
-		return l.ClearDeliveryLease(ctx, args.DeliveryID)
-	}
-	if berr := handoff.HandBack(ctx, transact, unlease, args, err, d.Now().Add(time.Second), d.Now()); berr != nil && d.Log != nil {
+	if berr := handoff.HandBack(ctx, d.Transact, unlease, args, err, d.Now().Add(time.Second), d.Now()); berr != nil && d.Log != nil {
 		d.Log.Warn("handing a webhook delivery back to River failed: it is attempted once its lease lapses",
 			"delivery_id", args.DeliveryID, "error", berr)
 	}
@@ -313,11 +284,7 @@ func (d *Dispatcher) rescue(ctx context.Context, before time.Time) (int, error) 
 	n := 0
 	err := d.Transact(ctx, func(tx DispatchTx) error {
 		n = 0
-		l, ok := tx.(LeaseTx)
-		if !ok {
-			return errors.New("webhook: the transaction cannot rescue leases")
-		}
-		lapsed, err := l.LapsedDeliveries(ctx, before, sweepBatch)
+		lapsed, err := tx.LapsedDeliveries(ctx, before, sweepBatch)
 		if err != nil {
 			return err
 		}
@@ -359,7 +326,7 @@ func (d *Dispatcher) timeout() time.Duration {
 // endpoint is called.
 func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	d := w.Dispatcher
-	del, ep, ev, err := d.findToSend(ctx, job)
+	del, ep, ev, err := d.Store.FindDeliveryToSend(ctx, job.Args.DeliveryID)
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", job.Args.DeliveryID, err)
 	}
