@@ -41,7 +41,9 @@ type RunWorker[R Reader, T Tx] struct {
 }
 
 // NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
-func (w *RunWorker[R, T]) NextRetry(job *river.Job[RunArgs]) time.Time { return w.nextRetry(job.Attempt) }
+func (w *RunWorker[R, T]) NextRetry(job *river.Job[RunArgs]) time.Time {
+	return w.nextRetry(job.Attempt)
+}
 
 // Timeout bounds one provider call and its bookkeeping.
 func (w *RunWorker[R, T]) Timeout(*river.Job[RunArgs]) time.Duration { return w.timeout() }
