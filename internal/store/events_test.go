@@ -17,12 +17,6 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-type noopFanout struct {
-	river.WorkerDefaults[webhook.FanoutArgs]
-}
-
-func (noopFanout) Work(context.Context, *river.Job[webhook.FanoutArgs]) error { return nil }
-
 type noopDeliver struct {
 	river.WorkerDefaults[webhook.DeliverArgs]
 }
@@ -41,7 +35,6 @@ func TestPaymentEvents(t *testing.T) {
 			ctx := context.Background()
 			s := storetest.Open(t, db)
 			workers := river.NewWorkers()
-			river.AddWorker(workers, noopFanout{})
 			river.AddWorker(workers, noopDeliver{})
 			_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
 			require.NoError(t, err)

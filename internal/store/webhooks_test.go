@@ -103,7 +103,6 @@ func testEndpoints(t *testing.T, s *store.Store) {
 func testDeliveries(t *testing.T, s *store.Store) {
 	ctx := context.Background()
 	workers := river.NewWorkers()
-	river.AddWorker(workers, noopFanout{})
 	river.AddWorker(workers, noopDeliver{})
 	_, err := jobs.NewClient(s, workers, time.Now, jobs.Options{})
 	require.NoError(t, err)

@@ -16,9 +16,6 @@ import (
 // jobs so that slow or dead endpoints never hold payments up.
 const Queue = "webhooks"
 
-// InsertOpts puts the fan-out on the webhook queue.
-func (FanoutArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
-
 // DeliverArgs is the job that sends one delivery once. Generation must
 // match the delivery's: each attempt that fails queues the next job with
 // the next generation, and a resend supersedes a waiting job the same way.
@@ -125,7 +122,6 @@ type SendReader interface {
 
 // AddWorkers registers the webhook jobs.
 func AddWorkers(w *river.Workers, d *Dispatcher) {
-	river.AddWorker(w, &FanoutWorker{Dispatcher: d})
 	river.AddWorker(w, &DeliverWorker{Dispatcher: d})
 	river.AddWorker(w, &SweepWorker{Dispatcher: d})
 }
@@ -152,26 +148,6 @@ func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
 			}
 		}
 		return nil
-	})
-}
-
-// FanoutWorker creates an event's deliveries.
-type FanoutWorker struct {
-	river.WorkerDefaults[FanoutArgs]
-	Dispatcher *Dispatcher
-}
-
-// Work fans an event recorded with a fan-out job out (FanOut). Events are
-// fanned out as they are recorded now; the worker stays for jobs queued by
-// earlier versions.
-func (w *FanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
-	d := w.Dispatcher
-	return d.Transact(ctx, func(tx DispatchTx) error {
-		ev, err := tx.FindRecordedEvent(ctx, job.Args.EventID)
-		if err != nil {
-			return fmt.Errorf("event %s: %w", job.Args.EventID, err)
-		}
-		return FanOut(ctx, tx, ev, d.Now(), d.NewID)
 	})
 }
 

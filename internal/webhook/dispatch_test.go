@@ -191,8 +191,14 @@ func (s endpointSink) RotateWebhookSecret(context.Context, string, []byte, []byt
 }
 
 func (r *rig) fanout(t *testing.T) {
-	w := &FanoutWorker{Dispatcher: r.d}
-	require.NoError(t, w.Work(context.Background(), &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{}, Args: FanoutArgs{EventID: "evt"}}))
+	ctx := context.Background()
+	require.NoError(t, r.d.Transact(ctx, func(tx DispatchTx) error {
+		ev, err := tx.FindRecordedEvent(ctx, "evt")
+		if err != nil {
+			return err
+		}
+		return FanOut(ctx, tx, ev, r.d.Now(), r.d.NewID)
+	}))
 }
 
 // run works the queued jobs in order, the clock set to each one's time,

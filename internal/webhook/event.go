@@ -37,12 +37,3 @@ func (e Event) Body() ([]byte, error) {
 			Object json.RawMessage `json:"object"`
 		}{Object: e.Object}})
 }
-
-// FanoutArgs is the job earlier versions committed with an event to create
-// its deliveries; events are fanned out as they are recorded now (FanOut).
-type FanoutArgs struct {
-	EventID string `json:"event_id"`
-}
-
-// Kind names the job.
-func (FanoutArgs) Kind() string { return "webhook.fanout" }
