@@ -58,7 +58,7 @@ func TestRoles(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	var state string
-	require.NoError(t, db.QueryRow(`SELECT state FROM river_job WHERE kind = 'payment.operate'`).Scan(&state))
+	require.NoError(t, db.QueryRow(`SELECT state FROM river_job WHERE kind = 'operation.run'`).Scan(&state))
 	require.Equal(t, "available", state, "the API process queued the operation and ran nothing")
 
 	worker := start(t, with("worker"))

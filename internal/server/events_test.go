@@ -130,7 +130,7 @@ func TestPaymentEventsDelivered(t *testing.T) {
 		// safety nets, went with the outcome and the attempt's record.
 		var left int
 		require.NoError(t, e.store.DB().QueryRow(`SELECT count(*) FROM river_job
-			WHERE kind IN ('payment.operate', 'operation.run', 'webhook.deliver')`).Scan(&left))
+			WHERE kind IN ('operation.run', 'webhook.deliver')`).Scan(&left))
 		require.Zero(t, left)
 	})
 }

@@ -46,7 +46,7 @@ func TestProviderFaults(t *testing.T) {
 		}
 		var retried int
 		require.NoError(t, e.store.DB().QueryRowContext(context.Background(),
-			`SELECT COUNT(*) FROM river_job WHERE kind = 'payment.operate' AND attempt > 1`).Scan(&retried))
+			`SELECT COUNT(*) FROM river_job WHERE kind = 'operation.run' AND attempt > 1`).Scan(&retried))
 		require.Positive(t, retried, "the faults did hit: some operations needed more than one attempt")
 		for _, p := range pays {
 			var payOp string
