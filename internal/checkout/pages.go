@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/forwarded"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/savedcard"
@@ -48,7 +49,7 @@ type Payments interface {
 	OpenCheckout(ctx context.Context, tx payment.CheckoutTx, sessionID string) (*payment.Payment, error)
 	SubmitCheckout(ctx context.Context, tx payment.CheckoutTx, p *payment.Payment, f payment.CheckoutForm) error
 	Confirm(ctx context.Context, tx payment.OperationTx, p *payment.Payment, code string) (*payment.Payment, error)
-	Customer(p *payment.Payment) (*payment.Customer, error)
+	Customer(p *payment.Payment) (*instrument.Customer, error)
 	SavedCards(ctx context.Context, tx interface {
 		ListSavedCards(ctx context.Context, keyID, customerRef string) ([]savedcard.Card, error)
 		FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
@@ -20,7 +21,7 @@ import (
 type checkoutSession struct {
 	p        *payment.Payment
 	channel  merchant.Channel
-	customer *payment.Customer // what the merchant sent (and the payer typed before)
+	customer *instrument.Customer // what the merchant sent (and the payer typed before)
 	saved    []savedcard.Card
 }
 
@@ -255,7 +256,7 @@ func (pg *Pages) renderForm(w http.ResponseWriter, r *http.Request, cs *checkout
 	pg.renderPage(w, r, status, v)
 }
 
-func customerField(c *payment.Customer, field string) string {
+func customerField(c *instrument.Customer, field string) string {
 	if c == nil {
 		return ""
 	}

@@ -105,3 +105,21 @@ func CodeOf(err error) Code {
 	}
 	return Internal
 }
+
+// ErrConflict is a lost compare-and-set: the resource changed between the
+// read and the write (its version moved), so the transaction is rolled back
+// and the same request may succeed when run again. Every resource's own
+// conflict error is one (made by Conflict), so the HTTP layer answers them
+// alike: 409, retryable, not stored (docs/api.md, "Idempotency").
+var ErrConflict = errors.New("changed concurrently")
+
+// Conflict returns a resource's conflict error: its message is msg, and
+// errors.Is(err, ErrConflict) holds.
+func Conflict(msg string) error { return &conflict{msg: msg} }
+
+type conflict struct{ msg string }
+
+func (c *conflict) Error() string { return c.msg }
+
+// Is makes every resource's conflict an ErrConflict.
+func (c *conflict) Is(target error) bool { return target == ErrConflict }

@@ -10,6 +10,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/savedcard"
 )
@@ -136,7 +137,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 			return err
 		}
 	case f.Method == MethodCard:
-		in.Card = &Card{Number: strings.ReplaceAll(f.Number, " ", ""), ExpMonth: f.ExpMonth, ExpYear: f.ExpYear,
+		in.Card = &instrument.Card{Number: strings.ReplaceAll(f.Number, " ", ""), ExpMonth: f.ExpMonth, ExpYear: f.ExpYear,
 			CVV: f.CVV, Holder: f.Cardholder}
 	case f.Method == MethodMobile:
 		in.Phone = f.Phone
@@ -155,7 +156,7 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 			}
 			return fe
 		}
-	} else if fe := SchemeRules(saved.Scheme, cust); fe != nil {
+	} else if fe := instrument.SchemeRules(saved.Scheme, cust); fe != nil {
 		fe.Field = formField[fe.Field]
 		return fe
 	}
@@ -180,9 +181,9 @@ func (s *Service) SubmitCheckout(ctx context.Context, tx CheckoutTx, p *Payment,
 	if err := s.save(ctx, tx, p); err != nil {
 		return err
 	}
-	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: SecretCustomerOf(cust)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: instrument.SecretCustomerOf(cust)}
 	if len(in.Wallet) > 0 {
-		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+		sec.Wallet = &instrument.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
 	return s.queue(ctx, tx, p, OpPay, p.AmountMinor, "", &sec)
 }
@@ -225,9 +226,9 @@ func (s *Service) savedCardFor(ctx context.Context, tx CheckoutTx, p *Payment, i
 
 // mergeCustomer fills what the merchant did not send with what the payer
 // typed; the merchant's data wins where both exist.
-func mergeCustomer(c *Customer, f CheckoutForm) *Customer {
+func mergeCustomer(c *instrument.Customer, f CheckoutForm) *instrument.Customer {
 	if c == nil {
-		c = &Customer{}
+		c = &instrument.Customer{}
 	}
 	fill := func(dst *string, v string) {
 		if *dst == "" {
@@ -239,12 +240,12 @@ func mergeCustomer(c *Customer, f CheckoutForm) *Customer {
 	fill(&c.LastName, f.LastName)
 	if f.Country != "" || f.Line1 != "" {
 		if c.BillingAddress == nil {
-			c.BillingAddress = &BillingAddress{}
+			c.BillingAddress = &instrument.BillingAddress{}
 		}
 		fill(&c.BillingAddress.Country, strings.ToUpper(f.Country))
 		fill(&c.BillingAddress.Line1, f.Line1)
 	}
-	if *c == (Customer{}) {
+	if *c == (instrument.Customer{}) {
 		return nil
 	}
 	return c

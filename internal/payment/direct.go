@@ -9,8 +9,8 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/cardinfo"
-	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -31,7 +31,7 @@ type NewDirect struct {
 	NewSession
 	OperationMode string // charge (default) or authorize
 	Method        string
-	Card          *Card
+	Card          *instrument.Card
 	Wallet        json.RawMessage
 	PayloadMode   string // token (default) or direct
 	Phone         string // as sent; Check normalises it
@@ -97,7 +97,7 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 		if n.Scheme == "" {
 			n.Scheme = card.Scheme(n.Card.Number)
 		}
-		if f := SchemeRules(n.Scheme, n.Customer); f != nil {
+		if f := instrument.SchemeRules(n.Scheme, n.Customer); f != nil {
 			return f
 		}
 	case MethodApplePay, MethodGooglePay, MethodSamsungPay:
@@ -117,49 +117,6 @@ func (n *NewDirect) Check(now time.Time) *fault.Error {
 	}
 	if n.Method != MethodMobile && n.Phone != "" {
 		return fault.OnField(fault.ValidationError, "payment_method.mobile", "is only for payment_method.type mobile")
-	}
-	return nil
-}
-
-// SchemeRules are the customer requirements by card scheme (client API:
-// Mastercard needs email; Visa needs names, email, country and line1). A
-// payout to a card follows the same rules (internal/payout), hence exported.
-func SchemeRules(scheme string, c *Customer) *fault.Error {
-	var need []string
-	get := func(field string) string {
-		if c == nil {
-			return ""
-		}
-		a := c.BillingAddress
-		switch field {
-		case "customer.first_name":
-			return c.FirstName
-		case "customer.last_name":
-			return c.LastName
-		case "customer.email":
-			return c.Email
-		case "customer.billing_address.country":
-			if a != nil {
-				return a.Country
-			}
-		case "customer.billing_address.line1":
-			if a != nil {
-				return a.Line1
-			}
-		}
-		return ""
-	}
-	switch scheme {
-	case card.Mastercard:
-		need = []string{"customer.email"}
-	case card.Visa:
-		need = []string{"customer.first_name", "customer.last_name", "customer.email",
-			"customer.billing_address.country", "customer.billing_address.line1"}
-	}
-	for _, f := range need {
-		if strings.TrimSpace(get(f)) == "" {
-			return fault.OnField(fault.ValidationError, f, "is required for a "+scheme+" card")
-		}
 	}
 	return nil
 }
@@ -215,7 +172,7 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if f := in.Check(now); f != nil {
 		return nil, f
 	}
-	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
+	if f := instrument.CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
 	}
 	if f := checkTerms(in.Subscription, now); f != nil {
@@ -264,9 +221,9 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if p.Device, err = mergeDevice(in.Device, in.AcceptHeader, in.UserAgent); err != nil {
 		return nil, err
 	}
-	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: SecretCustomerOf(in.Customer)}
+	sec := Secret{Version: SecretVersion, Card: in.Card, Phone: in.Phone, Customer: instrument.SecretCustomerOf(in.Customer)}
 	if len(in.Wallet) > 0 {
-		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+		sec.Wallet = &instrument.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
 	if err := s.sealCustomer(p, in.Customer); err != nil {
 		return nil, err
@@ -320,24 +277,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
-}
-
-// SecretCustomerOf is the customer data a provider receives, kept in an
-// operation's secret (country as ISO 3166-1 numeric). Payouts use it too.
-func SecretCustomerOf(c *Customer) *SecretCustomer {
-	if c == nil {
-		return nil
-	}
-	out := &SecretCustomer{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone}
-	if a := c.BillingAddress; a != nil {
-		out.Country, _ = country.Numeric(a.Country)
-		out.PostalCode, out.Region, out.City, out.Line1 = a.PostalCode, a.Region, a.City, a.Line1
-		if a.Line2 != nil {
-			out.Line2 = *a.Line2
-		}
-		if a.Line3 != nil {
-			out.Line3 = *a.Line3
-		}
-	}
-	return out
 }

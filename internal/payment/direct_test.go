@@ -3,6 +3,8 @@ package payment
 import (
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/instrument"
 )
 
 func TestNormalizePhone(t *testing.T) {
@@ -28,11 +30,11 @@ func TestNormalizePhone(t *testing.T) {
 
 func TestDirectCheck(t *testing.T) {
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	visaCustomer := &Customer{FirstName: "A", LastName: "B", Email: "a@b.example",
-		BillingAddress: &BillingAddress{Country: "GB", Line1: "1 St"}}
-	cardPayment := func(number string, month, year int, c *Customer) NewDirect {
+	visaCustomer := &instrument.Customer{FirstName: "A", LastName: "B", Email: "a@b.example",
+		BillingAddress: &instrument.BillingAddress{Country: "GB", Line1: "1 St"}}
+	cardPayment := func(number string, month, year int, c *instrument.Customer) NewDirect {
 		return NewDirect{NewSession: NewSession{Currency: "USD", Customer: c}, Method: MethodCard,
-			Card: &Card{Number: number, ExpMonth: month, ExpYear: year}}
+			Card: &instrument.Card{Number: number, ExpMonth: month, ExpYear: year}}
 	}
 	for name, tc := range map[string]struct {
 		in    NewDirect
@@ -40,8 +42,8 @@ func TestDirectCheck(t *testing.T) {
 	}{
 		"visa complete":              {cardPayment("4242424242424242", 12, 2027, visaCustomer), ""},
 		"visa without customer":      {cardPayment("4242424242424242", 12, 2027, nil), "customer.first_name"},
-		"visa without line1":         {cardPayment("4242424242424242", 12, 2027, &Customer{FirstName: "A", LastName: "B", Email: "e@x.example", BillingAddress: &BillingAddress{Country: "GB"}}), "customer.billing_address.line1"},
-		"mastercard with email only": {cardPayment("5555555555554444", 12, 2027, &Customer{Email: "e@x.example"}), ""},
+		"visa without line1":         {cardPayment("4242424242424242", 12, 2027, &instrument.Customer{FirstName: "A", LastName: "B", Email: "e@x.example", BillingAddress: &instrument.BillingAddress{Country: "GB"}}), "customer.billing_address.line1"},
+		"mastercard with email only": {cardPayment("5555555555554444", 12, 2027, &instrument.Customer{Email: "e@x.example"}), ""},
 		"mastercard without email":   {cardPayment("5555555555554444", 12, 2027, nil), "customer.email"},
 		"amex needs nothing":         {cardPayment("378282246310005", 12, 2027, nil), ""},
 		"this month is still valid":  {cardPayment("378282246310005", 11, 2026, nil), ""},

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -15,9 +14,6 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/savedcard"
 )
-
-// ErrConflict: the payment changed since it was read (compare-and-set lost).
-var ErrConflict = errors.New("payment changed concurrently")
 
 // EngineStore is what the payment's jobs read outside a transaction.
 type EngineStore interface {

@@ -9,6 +9,9 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
+// ErrConflict: the payment changed since it was read (compare-and-set lost).
+var ErrConflict = fault.Conflict("payment changed concurrently")
+
 // EventTx records an event in the transaction of the change it reports
 // (the store's transaction: the fan-out to webhook deliveries happens
 // there too).

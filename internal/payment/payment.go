@@ -94,27 +94,6 @@ type SubscriptionTerms struct {
 	Consent           *bool     `json:"consent,omitempty"`
 }
 
-// Customer is the card-holder data a merchant may send. It is kept sealed:
-// names are also kept in clear because the Payment answer shows them.
-type Customer struct {
-	FirstName      string          `json:"first_name,omitempty"`
-	LastName       string          `json:"last_name,omitempty"`
-	Email          string          `json:"email,omitempty"`
-	Phone          string          `json:"phone,omitempty"`
-	BillingAddress *BillingAddress `json:"billing_address,omitempty"`
-}
-
-// BillingAddress is the payer's billing address.
-type BillingAddress struct {
-	Country    string  `json:"country,omitempty"`
-	PostalCode string  `json:"postal_code,omitempty"`
-	Region     string  `json:"region,omitempty"`
-	City       string  `json:"city,omitempty"`
-	Line1      string  `json:"line1,omitempty"`
-	Line2      *string `json:"line2,omitempty"`
-	Line3      *string `json:"line3,omitempty"`
-}
-
 // SavesCard reports whether a successful payment keeps the card: asked for
 // with save_payment_method, or needed by the mandate of subscription
 // terms (docs/design/decisions.md section 5).

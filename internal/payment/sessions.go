@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -13,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
@@ -30,7 +30,7 @@ type NewSession struct {
 	AmountMinor       int64
 	Currency          string
 	Description       string
-	Customer          *Customer
+	Customer          *instrument.Customer
 	CustomerReference string
 	ReturnURL         string
 	Locale            string
@@ -80,35 +80,7 @@ func (s *Service) channelHas(ch merchant.Channel, need []provider.Capability) er
 	return nil
 }
 
-// CheckReturnURL applies the rule of docs/design/decisions.md section 15 for
-// return_url: an absolute https URL with a host (http too in the sandbox),
-// without credentials; anything else (javascript:, data:, ftp:, "https:host"
-// without slashes, a bare "http://") is 400 validation_error on return_url at
-// creation, not a provider failure later. Empty means none was given.
-func CheckReturnURL(raw string, sandbox bool) *fault.Error {
-	if raw == "" {
-		return nil
-	}
-	bad := func(msg string) *fault.Error { return fault.OnField(fault.ValidationError, "return_url", msg) }
-	u, err := url.Parse(raw)
-	if err != nil || u.Opaque != "" || u.Hostname() == "" {
-		return bad("must be an absolute https URL with a host")
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && sandbox:
-	case u.Scheme == "http":
-		return bad("must be an https URL in production")
-	default:
-		return bad("must be an absolute https URL (http also in the sandbox)")
-	}
-	if u.User != nil {
-		return bad("must not carry credentials")
-	}
-	return nil
-}
-
-func checkCommon(currency string, save bool, customerRef string, c *Customer) *fault.Error {
+func checkCommon(currency string, save bool, customerRef string, c *instrument.Customer) *fault.Error {
 	if !money.Known(currency) {
 		return fault.OnField(fault.ValidationError, "currency", "must be an ISO 4217 currency code")
 	}
@@ -181,7 +153,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	if f := in.Check(); f != nil {
 		return nil, f
 	}
-	if f := CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
+	if f := instrument.CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
 	}
 	now := s.now(ctx)
@@ -236,7 +208,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 
 // sealCustomer keeps the names in clear (the Payment answer shows them) and
 // the whole customer sealed.
-func (s *Service) sealCustomer(p *Payment, c *Customer) error {
+func (s *Service) sealCustomer(p *Payment, c *instrument.Customer) error {
 	if c == nil {
 		return nil
 	}
@@ -252,7 +224,7 @@ func (s *Service) sealCustomer(p *Payment, c *Customer) error {
 }
 
 // Customer opens the sealed customer data of a payment (nil when none).
-func (s *Service) Customer(p *Payment) (*Customer, error) {
+func (s *Service) Customer(p *Payment) (*instrument.Customer, error) {
 	if len(p.CustomerSealed) == 0 {
 		return nil, nil
 	}
@@ -260,7 +232,7 @@ func (s *Service) Customer(p *Payment) (*Customer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c Customer
+	var c instrument.Customer
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, err
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/operation"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/savedcard"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // ErrDuplicateOrderID is what the store answers when the key already has a
@@ -27,7 +28,7 @@ import (
 var ErrDuplicateOrderID = errors.New("payout: order_id already used by this key")
 
 // ErrConflict: the payout changed since it was read (compare-and-set lost).
-var ErrConflict = errors.New("payout changed concurrently")
+var ErrConflict = fault.Conflict("payout changed concurrently")
 
 // Sealer encrypts data at rest (the vault).
 type Sealer = operation.Sealer
@@ -63,13 +64,13 @@ type New struct {
 	Currency    string
 	Account     string
 	Method      string // PayoutMethod.type
-	Card        *Card
+	Card        *instrument.Card
 	SavedCardID string
 	Wallet      json.RawMessage
 	PayloadMode string // token (default) or direct
 	Description string
 	ReturnURL   string
-	Customer    *payment.Customer
+	Customer    *instrument.Customer
 	Device      json.RawMessage
 	Metadata    json.RawMessage
 	PayerIP     string
@@ -108,7 +109,7 @@ func (n *New) Check(now time.Time) *fault.Error {
 			if n.Scheme == "" {
 				n.Scheme = card.Scheme(n.Card.Number)
 			}
-			return payment.SchemeRules(n.Scheme, n.Customer)
+			return instrument.SchemeRules(n.Scheme, n.Customer)
 		}
 		return nil
 	}
@@ -130,7 +131,7 @@ func (n *New) Check(now time.Time) *fault.Error {
 
 // checkCard: a number that passes Luhn, digits for a CVV, and an expiry
 // not past nor more than 50 years ahead (schema PayoutCard).
-func checkCard(c *Card, now time.Time) *fault.Error {
+func checkCard(c *instrument.Card, now time.Time) *fault.Error {
 	if !card.Digits(c.Number) || !card.Luhn(c.Number) {
 		return fault.OnField(fault.ValidationError, "payout_method.card.number", "is not a valid card number")
 	}
@@ -150,8 +151,12 @@ func checkCard(c *Card, now time.Time) *fault.Error {
 	return nil
 }
 
-// EventTx records an event in the transaction of the change it reports.
-type EventTx = payment.EventTx
+// EventTx records an event in the transaction of the change it reports
+// (the store's transaction: the fan-out to webhook deliveries happens
+// there too).
+type EventTx interface {
+	RecordEvent(ctx context.Context, e webhook.Event) error
+}
 
 // WriteTx is what writing a payout needs: only a transaction offers
 // RecordEvent, so a status change outside one does not compile.
@@ -191,7 +196,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	if f := in.Check(now); f != nil {
 		return nil, f
 	}
-	if f := payment.CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
+	if f := instrument.CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
 	}
 	ch, prov, err := s.channel(ctx, tx, key, in)
@@ -202,7 +207,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		AmountMinor: in.AmountMinor, Currency: in.Currency, Account: in.Account, Method: in.Method,
 		Description: in.Description, ReturnURL: in.ReturnURL, Metadata: in.Metadata, Device: in.Device,
 		PayerIP: in.PayerIP, CreatedAt: now, UpdatedAt: now}
-	sec := &Secret{Version: SecretVersion, Customer: payment.SecretCustomerOf(in.Customer)}
+	sec := &Secret{Version: SecretVersion, Customer: instrument.SecretCustomerOf(in.Customer)}
 	switch {
 	case in.Card != nil:
 		p.CardMask, sec.Card = card.Mask(in.Card.Number), in.Card
@@ -223,7 +228,7 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 		}
 		p.SavedCardID, p.CardMask = sc.ID, sc.MaskedCard
 	default:
-		sec.Wallet = &Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
+		sec.Wallet = &instrument.Wallet{Type: in.Method, Mode: in.PayloadMode, Payload: in.Wallet}
 	}
 	// The payout allowance reserves the amount in this transaction, before
 	// the payout is stored: over it, 422 limit_exceeded and nothing is

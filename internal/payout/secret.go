@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/instrument"
 )
 
-// SecretVersion is the format of Secret written now. The JSON names below
-// ARE that format: a secret queued before a deploy is opened by the next
+// SecretVersion is the format of Secret written now. The JSON names below,
+// and those of the instrument types it holds (internal/instrument), ARE
+// that format: a secret queued before a deploy is opened by the next
 // version, so a name is never changed; a new field is added with
 // omitempty, a change of meaning is a new version.
 const SecretVersion = 1
@@ -18,20 +19,12 @@ const SecretVersion = 1
 // and a one-time code. It is sealed while the job waits and deleted once
 // the provider has answered (docs/design/decisions.md section 8).
 type Secret struct {
-	Version  int                     `json:"v"`
-	Card     *Card                   `json:"card,omitempty"`
-	Wallet   *Wallet                 `json:"wallet,omitempty"`
-	Code     string                  `json:"code,omitempty"`
-	Customer *payment.SecretCustomer `json:"customer,omitempty"`
+	Version  int                        `json:"v"`
+	Card     *instrument.Card           `json:"card,omitempty"`
+	Wallet   *instrument.Wallet         `json:"wallet,omitempty"`
+	Code     string                     `json:"code,omitempty"`
+	Customer *instrument.SecretCustomer `json:"customer,omitempty"`
 }
-
-// Card and Wallet are the payment domain's: one raw card type and one
-// wallet payload type for every resource (their JSON names are the format
-// at rest, internal/payment/secret.go).
-type (
-	Card   = payment.Card
-	Wallet = payment.Wallet
-)
 
 // decode reads a secret of any known version.
 func (s *Secret) decode(raw []byte) error {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -21,7 +22,7 @@ func (s *Server) createDirect() http.Handler {
 				AcceptHeader: c.r.Header.Get("Accept"), UserAgent: c.r.Header.Get("User-Agent"), PayerIP: s.proxies.ClientIP(c.r),
 			}
 			if pc := in.PaymentMethod.Card; pc != nil {
-				d.Card = &payment.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
+				d.Card = &instrument.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
 					CVV: deref(pc.CVV), Holder: deref(pc.Cardholder)}
 			}
 			if in.PaymentMethod.Mobile != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/store"
@@ -20,7 +21,7 @@ func (s *Server) createPayout() http.Handler {
 				PayloadMode: deref(in.PayoutMethod.PayloadMode), Description: deref(in.Description),
 				ReturnURL: deref(in.ReturnURL), Customer: customer(in.Customer), PayerIP: s.proxies.ClientIP(c.r)}
 			if pc := in.PayoutMethod.Card; pc != nil {
-				n.Card = &payout.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
+				n.Card = &instrument.Card{Number: pc.Number, ExpMonth: pc.ExpireMonth, ExpYear: pc.ExpireYear,
 					CVV: deref(pc.CVV), Holder: deref(pc.Cardholder)}
 			}
 			if in.Device != nil {

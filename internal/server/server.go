@@ -265,8 +265,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, f *fault.Error) {
 }
 
 // failErr answers an error of any kind: a *fault.Error as itself, a
-// database that cannot be reached as 503, anything else as 500 with the
-// cause only in the log (docs/design/decisions.md section 3).
+// resource changed by a concurrent request (any resource's ErrConflict) as
+// the retryable 409 of docs/api.md ("Idempotency"), a database that cannot
+// be reached as 503, anything else as 500 with the cause only in the log
+// (docs/design/decisions.md section 3).
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	if f, ok := fault.As(err); ok {
 		s.fail(w, r, f)
@@ -275,7 +277,9 @@ func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away; nobody reads an answer
 	}
-	if errors.Is(err, payment.ErrConflict) {
+	if errors.Is(err, fault.ErrConflict) {
+		// Whichever resource lost it, in the words of the payment's, the
+		// first resource to have one.
 		s.fail(w, r, &fault.Error{Code: fault.InvalidPaymentState, Retryable: true,
 			Message: "the payment changed while this request ran; read it and retry"})
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -91,13 +92,13 @@ func newSession(in *openapi.CreatePayment) payment.NewSession {
 	return n
 }
 
-func customer(c *openapi.Customer) *payment.Customer {
+func customer(c *openapi.Customer) *instrument.Customer {
 	if c == nil {
 		return nil
 	}
-	out := &payment.Customer{FirstName: deref(c.FirstName), LastName: deref(c.LastName), Email: deref(c.Email), Phone: deref(c.Phone)}
+	out := &instrument.Customer{FirstName: deref(c.FirstName), LastName: deref(c.LastName), Email: deref(c.Email), Phone: deref(c.Phone)}
 	if a := c.BillingAddress; a != nil {
-		out.BillingAddress = &payment.BillingAddress{Country: deref(a.Country), PostalCode: deref(a.PostalCode),
+		out.BillingAddress = &instrument.BillingAddress{Country: deref(a.Country), PostalCode: deref(a.PostalCode),
 			Region: deref(a.Region), City: deref(a.City), Line1: deref(a.Line1), Line2: a.Line2, Line3: a.Line3}
 	}
 	return out

@@ -1,4 +1,4 @@
-package payment
+package instrument
 
 import "testing"
 
