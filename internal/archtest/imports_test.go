@@ -46,6 +46,11 @@ var persistence = []string{
 	"internal/jobs",  // River's drivers take the *sql.DB
 }
 
+// resources are the siblings that call providers on the operation engine
+// (docs/architecture.md, "Adding a resource that calls a provider"). What
+// they share is a package of its own, never one of theirs.
+var resources = []string{"internal/payment", "internal/payout", "internal/verification"}
+
 // root is the composition root (internal/app): like cmd it wires
 // everything, so it is neither a domain package nor an edge.
 const compositionRoot = "internal/app"
@@ -94,6 +99,11 @@ var rules = []rule{
 		applies: func(p string) bool { return strings.HasPrefix(p, "internal/") && !under(p, "internal/store") },
 		forbid:  drivers,
 	},
+	{
+		name:    "a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
+		applies: func(p string) bool { return slices.Contains(resources, p) },
+		forbid:  resources,
+	},
 }
 
 // exception is an import that breaks a rule today, kept visible here until
@@ -101,7 +111,9 @@ var rules = []rule{
 // list only shrinks.
 type exception struct{ pkg, imp, why string }
 
-var exceptions = []exception{}
+var exceptions = []exception{
+	{"internal/payout", "internal/payment", "moving to internal/instrument"},
+}
 
 func TestDependencyDirection(t *testing.T) {
 	root := moduleRoot(t)
@@ -132,10 +144,13 @@ func TestRulesCatch(t *testing.T) {
 		"cmd/paygate":               {"net/http", "database/sql", "modernc.org/sqlite"}, // cmd wires everything
 		"internal/app":              {"net/http", "internal/store", "internal/server"},  // so does the composition root
 		"internal/store/storetest":  {"database/sql", "internal/payment"},               // allowed
+		"internal/payout":           {"internal/money", "internal/payment"},             // a resource reaching a sibling
+		"internal/subscription":     {"internal/payment"},                               // allowed: a charge is a payment
 	}
 	got, unused := violations(pkgs, []exception{{"internal/money", "net/http", "stale"}})
 	want := []string{
 		"internal/payment imports database/sql/driver: domain packages import neither net/http nor database/sql",
+		"internal/payout imports internal/payment: a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
 		"internal/provider/acme imports internal/store: provider adapters know nothing of the store or the server",
 		"internal/server imports modernc.org/sqlite: only the store knows the database drivers",
 		"internal/verification imports net/http: domain packages import neither net/http nor database/sql",
