@@ -5,7 +5,10 @@ package archtest
 import (
 	"bufio"
 	"errors"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -231,6 +234,20 @@ func packages(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	module := modulePath(t, root)
 	pkgs := map[string][]string{}
+	eachPackage(t, root, func(rel string, bp *build.Package) {
+		imps := make([]string, 0, len(bp.Imports))
+		for _, imp := range bp.Imports {
+			imps = append(imps, strings.TrimPrefix(imp, module+"/"))
+		}
+		pkgs[rel] = imps
+	})
+	return pkgs
+}
+
+// eachPackage calls fn with the path (relative to root) and the build
+// information of every package under root, for this platform's build tags.
+func eachPackage(t *testing.T, root string, fn func(rel string, bp *build.Package)) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
@@ -251,17 +268,26 @@ func packages(t *testing.T, root string) map[string][]string {
 		if err != nil {
 			return err
 		}
-		imps := make([]string, 0, len(bp.Imports))
-		for _, imp := range bp.Imports {
-			imps = append(imps, strings.TrimPrefix(imp, module+"/"))
-		}
-		pkgs[filepath.ToSlash(rel)] = imps
+		fn(filepath.ToSlash(rel), bp)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pkgs
+}
+
+// parseGo parses the non-test files of a package, by file name.
+func parseGo(t *testing.T, fset *token.FileSet, bp *build.Package) map[string]*ast.File {
+	t.Helper()
+	files := map[string]*ast.File{}
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(bp.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	return files
 }
 
 func modulePath(t *testing.T, root string) string {
