@@ -35,7 +35,7 @@ func (f *providerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 // to. In the sandbox environment the sandbox acquirer runs in-process (its
 // ledger kept in DATA_DIR so that it survives a restart) unless
 // --sandbox-url names a standalone one. The production environment refuses
-// the sandbox acquirer (issue 3).
+// the sandbox acquirer (docs/design/decisions.md section 7).
 func (f *providerFlags) start(env, dataDir string, a *opened) (provider.Registry, []string, func(), error) {
 	client := &http.Client{Timeout: f.callTimeout}
 	if env == merchant.Production {

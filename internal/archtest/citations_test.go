@@ -28,13 +28,15 @@ import (
 //
 // The older forms are refused: the word "decisions" followed by a number,
 // an endpoint's number in a listing kept outside the repository (a hash
-// sign and a number), and a design page named without its docs/design/
-// folder.
+// sign and a number), a design page named without its docs/design/
+// folder, and a number of the issue tracker (the word issue, then the
+// number).
 
 var (
 	decisionsCite = regexp.MustCompile(`docs/design/decisions\.md sections? (\d+(?:(?:, | and |, and )\d+)*)`)
 	oldDecisions  = regexp.MustCompile(`(?i)\bdecisions(?: sections?)? \d`)
 	oldEndpoint   = regexp.MustCompile(`(?:^|[\s(,])#\d+\b`)
+	issueCite     = regexp.MustCompile(`(?i)\bissues? #?\d+\b`)
 	operationCite = regexp.MustCompile(`\b([a-z]+[A-Z][A-Za-z]*) \((GET|POST|PUT|PATCH|DELETE) (/[^\s),]*)\)`)
 	schemaCite    = regexp.MustCompile(`OpenAPI schema ([A-Za-z]+)`)
 	docCite       = regexp.MustCompile(`([\w./-]*)\b((?:style|dependencies|decisions|client-api)\.md)`)
@@ -59,6 +61,9 @@ func (c contract) check(text string) []string {
 	var bad []string
 	for _, m := range oldDecisions.FindAllString(text, -1) {
 		bad = append(bad, "old form "+strconvQuote(m)+": cite docs/design/decisions.md section N")
+	}
+	for _, m := range issueCite.FindAllString(text, -1) {
+		bad = append(bad, strconvQuote(m)+" cites the issue tracker: cite the rule in docs/ instead")
 	}
 	for _, m := range oldEndpoint.FindAllString(text, -1) {
 		bad = append(bad, "endpoint number "+strconvQuote(strings.TrimSpace(strings.TrimLeft(m, "(,")))+": cite the OpenAPI operationId (METHOD /path)")
@@ -100,6 +105,10 @@ func (c contract) check(text string) []string {
 
 func strconvQuote(s string) string { return `"` + s + `"` }
 
+// TestCitationsResolve protects the citations of the comments of Go (test
+// files alike) and SQL files (docs/design/style.md, "Habits": comments cite
+// the spec rule they implement): each resolves inside the repository, in
+// the forms above.
 func TestCitationsResolve(t *testing.T) {
 	root := moduleRoot(t)
 	c := loadContract(t, root)
@@ -171,6 +180,12 @@ func TestCitationChecksCatch(t *testing.T) {
 		{"(style.md: no globals)", []string{`"style.md" is outside the repository: cite docs/design/style.md`}},
 		{"../spec/client-api.md", []string{`"../spec/client-api.md" is outside the repository: cite docs/design/client-api.md`}},
 		{"docs/nope.md", []string{"docs/nope.md does not exist"}},
+		{"refuses the sandbox acquirer (issue 3).", []string{`"issue 3" cites the issue tracker: cite the rule in docs/ instead`}},
+		{"see Issues\n#12", []string{
+			`"Issues #12" cites the issue tracker: cite the rule in docs/ instead`,
+			`endpoint number "#12": cite the OpenAPI operationId (METHOD /path)`,
+		}},
+		{"an acquirer may issue 3DS challenges; a tissue 4 and issues raised", nil},
 	} {
 		if got := c.check(tc.text); !slices.Equal(got, tc.want) {
 			t.Errorf("check(%q):\n got %q\nwant %q", tc.text, got, tc.want)

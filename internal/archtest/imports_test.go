@@ -5,7 +5,10 @@ package archtest
 import (
 	"bufio"
 	"errors"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,6 +48,11 @@ var persistence = []string{
 	"internal/store", // SQL for both databases, and storetest
 	"internal/jobs",  // River's drivers take the *sql.DB
 }
+
+// resources are the siblings that call providers on the operation engine
+// (docs/architecture.md, "Adding a resource that calls a provider"). What
+// they share is a package of its own, never one of theirs.
+var resources = []string{"internal/payment", "internal/payout", "internal/verification"}
 
 // root is the composition root (internal/app): like cmd it wires
 // everything, so it is neither a domain package nor an edge.
@@ -94,6 +102,11 @@ var rules = []rule{
 		applies: func(p string) bool { return strings.HasPrefix(p, "internal/") && !under(p, "internal/store") },
 		forbid:  drivers,
 	},
+	{
+		name:    "a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
+		applies: func(p string) bool { return slices.Contains(resources, p) },
+		forbid:  resources,
+	},
 }
 
 // exception is an import that breaks a rule today, kept visible here until
@@ -101,7 +114,9 @@ var rules = []rule{
 // list only shrinks.
 type exception struct{ pkg, imp, why string }
 
-var exceptions = []exception{}
+var exceptions = []exception{
+	{"internal/payout", "internal/payment", "moving to internal/instrument"},
+}
 
 func TestDependencyDirection(t *testing.T) {
 	root := moduleRoot(t)
@@ -132,10 +147,13 @@ func TestRulesCatch(t *testing.T) {
 		"cmd/paygate":               {"net/http", "database/sql", "modernc.org/sqlite"}, // cmd wires everything
 		"internal/app":              {"net/http", "internal/store", "internal/server"},  // so does the composition root
 		"internal/store/storetest":  {"database/sql", "internal/payment"},               // allowed
+		"internal/payout":           {"internal/money", "internal/payment"},             // a resource reaching a sibling
+		"internal/subscription":     {"internal/payment"},                               // allowed: a charge is a payment
 	}
 	got, unused := violations(pkgs, []exception{{"internal/money", "net/http", "stale"}})
 	want := []string{
 		"internal/payment imports database/sql/driver: domain packages import neither net/http nor database/sql",
+		"internal/payout imports internal/payment: a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
 		"internal/provider/acme imports internal/store: provider adapters know nothing of the store or the server",
 		"internal/server imports modernc.org/sqlite: only the store knows the database drivers",
 		"internal/verification imports net/http: domain packages import neither net/http nor database/sql",
@@ -216,6 +234,20 @@ func packages(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	module := modulePath(t, root)
 	pkgs := map[string][]string{}
+	eachPackage(t, root, func(rel string, bp *build.Package) {
+		imps := make([]string, 0, len(bp.Imports))
+		for _, imp := range bp.Imports {
+			imps = append(imps, strings.TrimPrefix(imp, module+"/"))
+		}
+		pkgs[rel] = imps
+	})
+	return pkgs
+}
+
+// eachPackage calls fn with the path (relative to root) and the build
+// information of every package under root, for this platform's build tags.
+func eachPackage(t *testing.T, root string, fn func(rel string, bp *build.Package)) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
@@ -236,17 +268,26 @@ func packages(t *testing.T, root string) map[string][]string {
 		if err != nil {
 			return err
 		}
-		imps := make([]string, 0, len(bp.Imports))
-		for _, imp := range bp.Imports {
-			imps = append(imps, strings.TrimPrefix(imp, module+"/"))
-		}
-		pkgs[filepath.ToSlash(rel)] = imps
+		fn(filepath.ToSlash(rel), bp)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pkgs
+}
+
+// parseGo parses the non-test files of a package, by file name.
+func parseGo(t *testing.T, fset *token.FileSet, bp *build.Package) map[string]*ast.File {
+	t.Helper()
+	files := map[string]*ast.File{}
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(bp.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	return files
 }
 
 func modulePath(t *testing.T, root string) string {
