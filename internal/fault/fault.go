@@ -113,13 +113,29 @@ func CodeOf(err error) Code {
 // alike: 409, retryable, not stored (docs/api.md, "Idempotency").
 var ErrConflict = errors.New("changed concurrently")
 
-// Conflict returns a resource's conflict error: its message is msg, and
-// errors.Is(err, ErrConflict) holds.
-func Conflict(msg string) error { return &conflict{msg: msg} }
+// Conflict returns a resource's conflict error: "<resource> changed
+// concurrently", an ErrConflict, answered (ConflictAnswer) with the code
+// the resource's 409s carry.
+func Conflict(resource string, code Code) error { return &conflict{resource: resource, code: code} }
 
-type conflict struct{ msg string }
+type conflict struct {
+	resource string
+	code     Code
+}
 
-func (c *conflict) Error() string { return c.msg }
+func (c *conflict) Error() string { return c.resource + " changed concurrently" }
+
+// ConflictAnswer is the answer to a request that lost a compare-and-set
+// (an error made by Conflict, wrapped or not): 409 with the resource's
+// code, retryable (docs/api.md, "Idempotency"); false for any other error.
+func ConflictAnswer(err error) (*Error, bool) {
+	var c *conflict
+	if !errors.As(err, &c) {
+		return nil, false
+	}
+	return &Error{Code: c.code, Retryable: true,
+		Message: "the " + c.resource + " changed while this request ran; read it and retry"}, true
+}
 
 // Is makes every resource's conflict an ErrConflict.
 func (c *conflict) Is(target error) bool { return target == ErrConflict }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestConflict(t *testing.T) {
-	a, b := Conflict("payment changed concurrently"), Conflict("payout changed concurrently")
+	a, b := Conflict("payment", InvalidPaymentState), Conflict("payout", InvalidPayoutState)
 	if got := a.Error(); got != "payment changed concurrently" {
 		t.Errorf("message %q: a resource's conflict keeps its own", got)
 	}
@@ -21,5 +21,11 @@ func TestConflict(t *testing.T) {
 	}
 	if _, ok := As(a); ok {
 		t.Error("a conflict is a *Error: it would be an answer of its own")
+	}
+	if f, ok := ConflictAnswer(fmt.Errorf("save: %w", b)); !ok || f.Code != InvalidPayoutState || !f.Retryable {
+		t.Errorf("the answer to a payout's conflict: %+v, %v", f, ok)
+	}
+	if _, ok := ConflictAnswer(errors.New("other")); ok {
+		t.Error("an error that is no conflict has a conflict's answer")
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrConflict: the payment changed since it was read (compare-and-set lost).
-var ErrConflict = fault.Conflict("payment changed concurrently")
+var ErrConflict = fault.Conflict("payment", fault.InvalidPaymentState)
 
 // EventTx records an event in the transaction of the change it reports
 // (the store's transaction: the fan-out to webhook deliveries happens

@@ -28,7 +28,7 @@ import (
 var ErrDuplicateOrderID = errors.New("payout: order_id already used by this key")
 
 // ErrConflict: the payout changed since it was read (compare-and-set lost).
-var ErrConflict = fault.Conflict("payout changed concurrently")
+var ErrConflict = fault.Conflict("payout", fault.InvalidPayoutState)
 
 // Sealer encrypts data at rest (the vault).
 type Sealer = operation.Sealer

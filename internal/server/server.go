@@ -277,11 +277,8 @@ func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away; nobody reads an answer
 	}
-	if errors.Is(err, fault.ErrConflict) {
-		// Whichever resource lost it, in the words of the payment's, the
-		// first resource to have one.
-		s.fail(w, r, &fault.Error{Code: fault.InvalidPaymentState, Retryable: true,
-			Message: "the payment changed while this request ran; read it and retry"})
+	if f, ok := fault.ConflictAnswer(err); ok {
+		s.fail(w, r, f)
 		return
 	}
 	if store.Unreachable(err) {

@@ -195,7 +195,7 @@ type Evidence struct {
 // Errors of the store that the domain acts on.
 var (
 	// ErrConflict: the row changed since it was read (compare-and-set lost).
-	ErrConflict = fault.Conflict("subscription changed concurrently")
+	ErrConflict = fault.Conflict("subscription", fault.InvalidSubscriptionState)
 	// ErrDuplicateCharge: a payment for this (subscription, period,
 	// attempt) exists already (the database's unique index).
 	ErrDuplicateCharge = errors.New("this period's charge exists already")

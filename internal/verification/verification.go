@@ -82,7 +82,7 @@ const Lifetime = 72 * time.Hour
 var ErrDuplicateOrderID = errors.New("a verification with this order_id exists")
 
 // ErrConflict: the verification changed since it was read (compare-and-set lost).
-var ErrConflict = fault.Conflict("verification changed concurrently")
+var ErrConflict = fault.Conflict("verification", fault.VerificationNotAwaitingCode)
 
 // Verification is one card verification. No card number, CVV or code is
 // ever kept here: they travel only in an operation's sealed secret.
