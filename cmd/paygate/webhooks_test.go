@@ -326,7 +326,7 @@ func TestMeasureWebhooks(t *testing.T) {
 					for range n {
 						ev := webhook.Event{ID: newID(), AccessKeyID: k.Key.ID, Type: "payment.succeeded", ResourceType: "payment",
 							ResourceID: newID(), Object: []byte(`{"payment_id":"x","status":"succeeded"}`), CreatedAt: a.now()}
-						if err := tx.RecordEvent(ctx, ev); err != nil {
+						if err := webhook.Record(ctx, tx, ev); err != nil {
 							return err
 						}
 						ids = append(ids, ev.ID)

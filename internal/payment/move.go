@@ -2,25 +2,22 @@ package payment
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/lifecycle"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
 // ErrConflict: the payment changed since it was read (compare-and-set lost).
 var ErrConflict = fault.Conflict("payment", fault.InvalidPaymentState)
 
-// EventTx records an event in the transaction of the change it reports
-// (the store's transaction: the fan-out to webhook deliveries happens
-// there too).
-type EventTx interface {
-	RecordEvent(ctx context.Context, e webhook.Event) error
-}
+// EventTx records an event in the transaction of the change it reports,
+// and fans it out to webhook deliveries there (webhook.Record).
+type EventTx = webhook.RecordTx
 
-// WriteTx is what writing a payment needs. Only a transaction offers
-// RecordEvent, so a status change outside one does not compile.
+// WriteTx is what writing a payment needs. Only a transaction records
+// events, so a status change outside one does not compile.
 type WriteTx interface {
 	UpdatePayment(ctx context.Context, p *Payment) error
 	EventTx
@@ -40,23 +37,27 @@ type CreateTx interface {
 // transaction (docs/design/decisions.md section 6). The row is written by
 // compare-and-set: ErrConflict when it changed since it was read.
 func (s *Service) save(ctx context.Context, tx WriteTx, p *Payment) error {
-	if p.Status != p.StoredStatus && !CanMove(p.StoredStatus, p.Status) {
-		return fmt.Errorf("payment %s: %s → %s is not in the life cycle", p.ID, p.StoredStatus, p.Status)
-	}
-	if err := tx.UpdatePayment(ctx, p); err != nil {
-		return err
-	}
-	if err := settleAllowance(ctx, tx, p); err != nil {
-		return err
-	}
 	moved := p.Status != p.StoredStatus
-	if err := s.changed(ctx, tx, p); err != nil {
+	if err := s.lifecycle().Save(ctx, tx, p, func() error {
+		if err := tx.UpdatePayment(ctx, p); err != nil {
+			return err
+		}
+		return settleAllowance(ctx, tx, p)
+	}); err != nil {
 		return err
 	}
 	if moved {
 		return s.moved(ctx, tx, p)
 	}
 	return nil
+}
+
+// lifecycle is the payment as it moves (internal/lifecycle).
+func (s *Service) lifecycle() lifecycle.Kind[*Payment, Status] {
+	return lifecycle.Kind[*Payment, Status]{Name: Resource, Table: transitions, Render: s.Render, NewID: s.NewID,
+		State: func(p *Payment) lifecycle.State[Status] {
+			return lifecycle.State[Status]{ID: p.ID, KeyID: p.AccessKeyID, Status: p.Status, Stored: &p.StoredStatus, At: p.UpdatedAt}
+		}}
 }
 
 // settleAllowance ends the payment's collection reservation when it reaches
@@ -115,19 +116,5 @@ func (s *Service) insert(ctx context.Context, tx CreateTx, p *Payment) error {
 
 // changed records the event of a status change, once.
 func (s *Service) changed(ctx context.Context, tx EventTx, p *Payment) error {
-	if s.Render == nil || p.Status == p.StoredStatus {
-		p.StoredStatus = p.Status
-		return nil
-	}
-	obj, err := s.Render(p)
-	if err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: p.AccessKeyID,
-		Type: "payment." + string(p.Status), ResourceType: Resource, ResourceID: p.ID, Object: obj,
-		CreatedAt: p.UpdatedAt}); err != nil {
-		return err
-	}
-	p.StoredStatus = p.Status
-	return nil
+	return s.lifecycle().Record(ctx, tx, p)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/riverqueue/river"
+
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -15,7 +18,17 @@ type writes struct {
 
 func (w *writes) UpdatePayment(context.Context, *Payment) error { w.updates++; return nil }
 
-func (w *writes) RecordEvent(context.Context, webhook.Event) error { w.events++; return nil }
+func (w *writes) InsertEvent(context.Context, webhook.Event, []byte) error { w.events++; return nil }
+
+// The key has no webhook endpoints: the fan-out reads and writes nothing
+// more.
+func (w *writes) ListWebhookEndpoints(context.Context, string) ([]*webhook.Endpoint, error) {
+	return nil, nil
+}
+func (w *writes) CreateDelivery(context.Context, *webhook.Delivery) (bool, error) { return false, nil }
+func (w *writes) Enqueue(context.Context, river.JobArgs, *river.InsertOpts) error { return nil }
+func (w *writes) AfterCommit(func(bool))                                          {}
+func (w *writes) Handoff() *handoff.Workers                                       { return nil }
 
 // TestSaveFollowsTheLifeCycle: every write goes through save, which refuses
 // a status change the table does not allow before writing anything, records

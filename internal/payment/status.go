@@ -3,6 +3,8 @@
 // sessions and their jobs.
 package payment
 
+import "github.com/paygate/paygate/internal/lifecycle"
+
 // Status is a payment status of the client API.
 type Status string
 
@@ -38,7 +40,7 @@ func (s Status) Final() bool {
 
 // transitions is the whole life cycle of docs/design/decisions.md section 4:
 // from a status, the statuses it may move to. Anything else is refused.
-var transitions = map[Status][]Status{
+var transitions = lifecycle.Table[Status]{
 	// A provider_redirect session goes to requires_action at once: the
 	// payer is at the provider, as during a 3DS challenge.
 	Created:             {AwaitingPaymentData, Processing, RequiresAction, Canceled, Expired},
@@ -55,12 +57,7 @@ var transitions = map[Status][]Status{
 
 // CanMove reports whether the life cycle allows from → to.
 func CanMove(from, to Status) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return transitions.Allows(from, to)
 }
 
 // Statuses lists every status, in the client API's order.

@@ -12,7 +12,6 @@ import (
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/savedcard"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // EngineStore is what the payout's calls read outside a transaction.
@@ -249,9 +248,4 @@ func (e *Engine) apply(ctx context.Context, tx EngineTx, opID string, p *Payout,
 		return tx.Enqueue(ctx, args, opts)
 	}
 	return nil
-}
-
-func webhookEvent(id string, p *Payout, obj []byte) webhook.Event {
-	return webhook.Event{ID: id, AccessKeyID: p.AccessKeyID, Type: Resource + "." + string(p.Status),
-		ResourceType: Resource, ResourceID: p.ID, Object: obj, CreatedAt: p.UpdatedAt}
 }

@@ -8,6 +8,8 @@ package payout
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/paygate/paygate/internal/lifecycle"
 )
 
 // Resource names payouts among the resources whose operations the
@@ -35,7 +37,7 @@ func (s Status) Final() bool { return s == Succeeded || s == Declined || s == Fa
 
 // transitions is the payout's whole life cycle: from a status, the
 // statuses it may move to. Anything else is refused by save.
-var transitions = map[Status][]Status{
+var transitions = lifecycle.Table[Status]{
 	Processing:     {RequiresAction, Succeeded, Declined, Failed, ManualReview},
 	RequiresAction: {Processing, Succeeded, Declined, Failed, ManualReview},
 	ManualReview:   {RequiresAction, Succeeded, Declined, Failed},
@@ -43,12 +45,7 @@ var transitions = map[Status][]Status{
 
 // CanMove reports whether the life cycle allows from → to.
 func CanMove(from, to Status) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return transitions.Allows(from, to)
 }
 
 // Statuses lists every status, in the client API's order.

@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/country"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/instrument"
+	"github.com/paygate/paygate/internal/lifecycle"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/operation"
@@ -151,15 +152,12 @@ func checkCard(c *instrument.Card, now time.Time) *fault.Error {
 	return nil
 }
 
-// EventTx records an event in the transaction of the change it reports
-// (the store's transaction: the fan-out to webhook deliveries happens
-// there too).
-type EventTx interface {
-	RecordEvent(ctx context.Context, e webhook.Event) error
-}
+// EventTx records an event in the transaction of the change it reports,
+// and fans it out to webhook deliveries there (webhook.Record).
+type EventTx = webhook.RecordTx
 
-// WriteTx is what writing a payout needs: only a transaction offers
-// RecordEvent, so a status change outside one does not compile.
+// WriteTx is what writing a payout needs: only a transaction records
+// events, so a status change outside one does not compile.
 type WriteTx interface {
 	UpdatePayout(ctx context.Context, p *Payout) error
 	EventTx
@@ -335,16 +333,20 @@ func (s *Service) queue(ctx context.Context, tx operation.QueueTx, p *Payout, ki
 // transaction (docs/design/decisions.md section 6). The row is written by
 // compare-and-set: ErrConflict when it changed since it was read.
 func (s *Service) save(ctx context.Context, tx WriteTx, p *Payout) error {
-	if p.Status != p.StoredStatus && !CanMove(p.StoredStatus, p.Status) {
-		return errors.New("payout " + p.ID + ": " + string(p.StoredStatus) + " → " + string(p.Status) + " is not in the life cycle")
-	}
-	if err := tx.UpdatePayout(ctx, p); err != nil {
-		return err
-	}
-	if err := settleAllowance(ctx, tx, p); err != nil {
-		return err
-	}
-	return s.changed(ctx, tx, p)
+	return s.lifecycle().Save(ctx, tx, p, func() error {
+		if err := tx.UpdatePayout(ctx, p); err != nil {
+			return err
+		}
+		return settleAllowance(ctx, tx, p)
+	})
+}
+
+// lifecycle is the payout as it moves (internal/lifecycle).
+func (s *Service) lifecycle() lifecycle.Kind[*Payout, Status] {
+	return lifecycle.Kind[*Payout, Status]{Name: Resource, Table: transitions, Render: s.Render, NewID: s.NewID,
+		State: func(p *Payout) lifecycle.State[Status] {
+			return lifecycle.State[Status]{ID: p.ID, KeyID: p.AccessKeyID, Status: p.Status, Stored: &p.StoredStatus, At: p.UpdatedAt}
+		}}
 }
 
 // settleAllowance ends the payout's reservation when it reaches an
@@ -366,19 +368,7 @@ func settleAllowance(ctx context.Context, tx allowance.Tx, p *Payout) error {
 
 // changed records the event of a status change, once.
 func (s *Service) changed(ctx context.Context, tx EventTx, p *Payout) error {
-	if s.Render == nil || p.Status == p.StoredStatus {
-		p.StoredStatus = p.Status
-		return nil
-	}
-	obj, err := s.Render(p)
-	if err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, webhookEvent(s.NewID(), p, obj)); err != nil {
-		return err
-	}
-	p.StoredStatus = p.Status
-	return nil
+	return s.lifecycle().Record(ctx, tx, p)
 }
 
 // expireJob is the job that ends a payout still waiting for its payee at

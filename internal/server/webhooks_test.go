@@ -109,7 +109,7 @@ func (e *env) recordEvent(key merchant.Key, typ string) webhook.Event {
 	id := uuid.NewString()
 	ev := webhook.Event{ID: uuid.Must(uuid.NewV7()).String(), AccessKeyID: key.ID, Type: typ, ResourceType: "payment",
 		ResourceID: id, Object: []byte(`{"payment_id":"` + id + `","note":"<&>"}`), CreatedAt: e.clock.Now()}
-	require.NoError(e.t, e.store.InTx(context.Background(), func(tx *store.Tx) error { return tx.RecordEvent(context.Background(), ev) }))
+	require.NoError(e.t, e.store.InTx(context.Background(), func(tx *store.Tx) error { return webhook.Record(context.Background(), tx, ev) }))
 	return ev
 }
 
@@ -337,7 +337,7 @@ func TestLostDeliveryJobIsSwept(t *testing.T) {
 		// Recorded by a process that runs no jobs (the env's own would make
 		// the first attempt itself as the transaction commits).
 		require.NoError(t, e.pool().InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.RecordEvent(ctx, ev); err != nil {
+			if err := webhook.Record(ctx, tx, ev); err != nil {
 				return err
 			}
 			_, err := tx.SQL().ExecContext(ctx, `DELETE FROM river_job WHERE kind = 'webhook.deliver'`)

@@ -9,30 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// RecordEvent stores an event and fans it out (webhook.FanOut), in this
-// transaction: the change, its event and the jobs that deliver it commit
-// together.
-func (t *Tx) RecordEvent(ctx context.Context, e webhook.Event) error {
-	body, err := e.Body()
-	if err != nil {
-		return err
-	}
-	if _, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt)); err != nil {
-		return err
-	}
-	// The event is dated by its key's clock; its deliveries go by the
-	// process's (docs/design/decisions.md section 14: webhook retries keep
-	// real time), so a key whose sandbox clock runs ahead still gets its
-	// webhooks at once.
-	return webhook.FanOut(ctx, t, &webhook.Recorded{ID: e.ID, AccessKeyID: e.AccessKeyID, Type: e.Type, Body: body}, clock.Process(ctx, e.CreatedAt),
-		func() string { return uuid.Must(uuid.NewV7()).String() })
+// InsertEvent stores an event with its body (webhook.Record, which fans it
+// out in the same transaction).
+func (t *Tx) InsertEvent(ctx context.Context, e webhook.Event, body []byte) error {
+	_, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt))
+	return err
 }
 
 // StoredEvent is an event as kept.

@@ -73,7 +73,7 @@ func TestHandoffLeases(t *testing.T) {
 			ev := webhook.Event{ID: uuid.NewString(), AccessKeyID: k.ID, Type: "payment.succeeded", ResourceType: "payment",
 				ResourceID: uuid.NewString(), Object: []byte(`{}`), CreatedAt: t0}
 			// Recorded before the endpoint exists: no delivery is made for it here.
-			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.RecordEvent(ctx, ev) }))
+			require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return webhook.Record(ctx, tx, ev) }))
 			ep := newEndpoint(t, s, k.ID, t0)
 			del := &webhook.Delivery{ID: uuid.NewString(), EventID: ev.ID, EndpointID: ep.ID, Status: webhook.Pending,
 				NextAttemptAt: &t0, CreatedAt: t0, UpdatedAt: t0, RescueAt: lease}

@@ -110,7 +110,7 @@ func testDeliveries(t *testing.T, s *store.Store) {
 	ev := webhook.Event{ID: uuid.NewString(), AccessKeyID: k.ID, Type: "payment.succeeded", ResourceType: "payment",
 		ResourceID: uuid.NewString(), Object: []byte(`{"payment_id":"p","note":"<&>"}`), CreatedAt: t0}
 	// Recorded before the endpoint exists: no delivery is made for it here.
-	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return tx.RecordEvent(ctx, ev) }))
+	require.NoError(t, s.InTx(ctx, func(tx *store.Tx) error { return webhook.Record(ctx, tx, ev) }))
 	ep := newEndpoint(t, s, k.ID, t0)
 	rec, err := s.FindRecordedEvent(ctx, ev.ID)
 	require.NoError(t, err)

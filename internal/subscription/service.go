@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/lifecycle"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
@@ -30,7 +31,7 @@ type Tx interface {
 	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 	KeyClockOffset(ctx context.Context, keyID string) (time.Duration, error)
-	RecordEvent(ctx context.Context, e webhook.Event) error
+	webhook.RecordTx
 }
 
 // ChargeTx is what starting a charge needs: the subscription's statements
@@ -324,61 +325,39 @@ func (s *Service) schedule(sub *Subscription, m *Mandate) {
 // save writes sub by compare-and-set, refusing a change of status the
 // life cycle does not have, and records subscription.<status> on a change.
 func (s *Service) save(ctx context.Context, tx Tx, sub *Subscription) error {
-	if sub.Status != sub.StoredStatus && !CanMove(sub.StoredStatus, sub.Status) {
-		return fmt.Errorf("subscription %s: %s → %s is not in the life cycle", sub.ID, sub.StoredStatus, sub.Status)
-	}
-	if err := tx.UpdateSubscription(ctx, sub); err != nil {
-		return err
-	}
-	return s.changed(ctx, tx, sub)
+	return s.lifecycle().Save(ctx, tx, sub, func() error { return tx.UpdateSubscription(ctx, sub) })
 }
 
 // changed records the event of a subscription's status change, once.
 func (s *Service) changed(ctx context.Context, tx Tx, sub *Subscription) error {
-	if s.RenderSubscription == nil || sub.Status == sub.StoredStatus {
-		sub.StoredStatus = sub.Status
-		return nil
-	}
-	obj, err := s.RenderSubscription(sub)
-	if err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: sub.AccessKeyID,
-		Type: "subscription." + string(sub.Status), ResourceType: Resource, ResourceID: sub.ID, Object: obj,
-		CreatedAt: sub.UpdatedAt}); err != nil {
-		return err
-	}
-	sub.StoredStatus = sub.Status
-	return nil
+	return s.lifecycle().Record(ctx, tx, sub)
+}
+
+// lifecycle is the subscription as it moves (internal/lifecycle).
+func (s *Service) lifecycle() lifecycle.Kind[*Subscription, Status] {
+	return lifecycle.Kind[*Subscription, Status]{Name: Resource, Table: transitions, Render: s.RenderSubscription,
+		NewID: s.NewID, State: func(sub *Subscription) lifecycle.State[Status] {
+			return lifecycle.State[Status]{ID: sub.ID, KeyID: sub.AccessKeyID, Status: sub.Status, Stored: &sub.StoredStatus,
+				At: sub.UpdatedAt}
+		}}
+}
+
+// mandateLifecycle is the mandate as it moves (internal/lifecycle).
+func (s *Service) mandateLifecycle() lifecycle.Kind[*Mandate, MandateStatus] {
+	return lifecycle.Kind[*Mandate, MandateStatus]{Name: MandateResource, Table: mandateMoves, Render: s.RenderMandate,
+		NewID: s.NewID, State: func(m *Mandate) lifecycle.State[MandateStatus] {
+			return lifecycle.State[MandateStatus]{ID: m.ID, KeyID: m.AccessKeyID, Status: m.Status, Stored: &m.StoredStatus,
+				At: m.UpdatedAt}
+		}}
 }
 
 // saveMandate writes m and records mandate.<status> on a change.
 func (s *Service) saveMandate(ctx context.Context, tx Tx, m *Mandate) error {
-	if m.Status != m.StoredStatus && !CanMoveMandate(m.StoredStatus, m.Status) {
-		return fmt.Errorf("mandate %s: %s → %s is not in the life cycle", m.ID, m.StoredStatus, m.Status)
-	}
-	if err := tx.UpdateMandate(ctx, m); err != nil {
-		return err
-	}
-	return s.mandateChanged(ctx, tx, m)
+	return s.mandateLifecycle().Save(ctx, tx, m, func() error { return tx.UpdateMandate(ctx, m) })
 }
 
 func (s *Service) mandateChanged(ctx context.Context, tx Tx, m *Mandate) error {
-	if s.RenderMandate == nil || m.Status == m.StoredStatus {
-		m.StoredStatus = m.Status
-		return nil
-	}
-	obj, err := s.RenderMandate(m)
-	if err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: m.AccessKeyID,
-		Type: "mandate." + string(m.Status), ResourceType: MandateResource, ResourceID: m.ID, Object: obj,
-		CreatedAt: m.UpdatedAt}); err != nil {
-		return err
-	}
-	m.StoredStatus = m.Status
-	return nil
+	return s.mandateLifecycle().Record(ctx, tx, m)
 }
 
 // New is a validated createSubscription (POST /subscriptions) body.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/lifecycle"
 )
 
 // Resource names subscriptions and mandates among the resources of events.
@@ -45,7 +46,7 @@ func (s Status) Final() bool { return s == Canceled || s == Completed }
 // transitions is the whole life cycle of a subscription
 // (docs/subscriptions.md, "Statuses"): from a status, the statuses it may
 // move to. Anything else is refused.
-var transitions = map[Status][]Status{
+var transitions = lifecycle.Table[Status]{
 	Incomplete: {Active, Canceled, Completed},
 	Active:     {PastDue, Paused, Canceled, Completed},
 	PastDue:    {Active, Paused, Canceled, Completed},
@@ -54,12 +55,7 @@ var transitions = map[Status][]Status{
 
 // CanMove reports whether the life cycle allows from → to.
 func CanMove(from, to Status) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return transitions.Allows(from, to)
 }
 
 // Action is a merchant's call on a subscription (pauseSubscription,
@@ -143,18 +139,13 @@ const (
 )
 
 // mandateMoves is the mandate's life cycle.
-var mandateMoves = map[MandateStatus][]MandateStatus{
+var mandateMoves = lifecycle.Table[MandateStatus]{
 	MandatePending: {MandateActive, MandateFailed},
 }
 
 // CanMoveMandate reports whether a mandate may move from → to.
 func CanMoveMandate(from, to MandateStatus) bool {
-	for _, s := range mandateMoves[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return mandateMoves.Allows(from, to)
 }
 
 // Mandate is a payer's consent to be charged later on a saved card.

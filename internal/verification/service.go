@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -15,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/lifecycle"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -70,10 +70,9 @@ func NewService(sealer operation.Sealer, now func() time.Time, newID func() stri
 	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, Keys: keys, Render: render}
 }
 
-// EventTx records an event in the transaction of the change it reports.
-type EventTx interface {
-	RecordEvent(ctx context.Context, e webhook.Event) error
-}
+// EventTx records an event in the transaction of the change it reports,
+// and fans it out to webhook deliveries there (webhook.Record).
+type EventTx = webhook.RecordTx
 
 // WriteTx is what writing a verification needs.
 type WriteTx interface {
@@ -292,30 +291,18 @@ func (s *Service) queue(ctx context.Context, tx operation.QueueTx, v *Verificati
 // it, in the same transaction (docs/design/decisions.md section 6). The row
 // is written by compare-and-set: ErrConflict when it changed since read.
 func (s *Service) save(ctx context.Context, tx WriteTx, v *Verification) error {
-	if v.Status != v.StoredStatus && !CanMove(v.StoredStatus, v.Status) {
-		return fmt.Errorf("verification %s: %s → %s is not in the life cycle", v.ID, v.StoredStatus, v.Status)
-	}
-	if err := tx.UpdateVerification(ctx, v); err != nil {
-		return err
-	}
-	return s.changed(ctx, tx, v)
+	return s.lifecycle().Save(ctx, tx, v, func() error { return tx.UpdateVerification(ctx, v) })
+}
+
+// lifecycle is the verification as it moves (internal/lifecycle).
+func (s *Service) lifecycle() lifecycle.Kind[*Verification, Status] {
+	return lifecycle.Kind[*Verification, Status]{Name: Resource, Table: moves, Render: s.Render, NewID: s.NewID,
+		State: func(v *Verification) lifecycle.State[Status] {
+			return lifecycle.State[Status]{ID: v.ID, KeyID: v.AccessKeyID, Status: v.Status, Stored: &v.StoredStatus, At: v.UpdatedAt}
+		}}
 }
 
 // changed records the event of a status change, once.
 func (s *Service) changed(ctx context.Context, tx EventTx, v *Verification) error {
-	if s.Render == nil || v.Status == v.StoredStatus {
-		v.StoredStatus = v.Status
-		return nil
-	}
-	obj, err := s.Render(v)
-	if err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, webhook.Event{ID: s.NewID(), AccessKeyID: v.AccessKeyID,
-		Type: Resource + "." + string(v.Status), ResourceType: Resource, ResourceID: v.ID, Object: obj,
-		CreatedAt: v.UpdatedAt}); err != nil {
-		return err
-	}
-	v.StoredStatus = v.Status
-	return nil
+	return s.lifecycle().Record(ctx, tx, v)
 }

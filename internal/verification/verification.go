@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/lifecycle"
 )
 
 // Resource names verifications among the resources whose operations the
@@ -47,7 +48,7 @@ func (s Status) Final() bool { return s == Verified || s == Failed }
 
 // moves is the life cycle (client API, "Card verification"): from each
 // status, the statuses it may change to.
-var moves = map[Status][]Status{
+var moves = lifecycle.Table[Status]{
 	Pending:      {CodeSent, Verified, Failed, ManualReview},
 	CodeSent:     {Verified, Failed, ManualReview},
 	ManualReview: {CodeSent, Verified, Failed},
@@ -55,12 +56,7 @@ var moves = map[Status][]Status{
 
 // CanMove reports whether from → to is in the life cycle.
 func CanMove(from, to Status) bool {
-	for _, s := range moves[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return moves.Allows(from, to)
 }
 
 // Decline codes Paygate sets itself.

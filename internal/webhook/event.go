@@ -1,8 +1,8 @@
 // Package webhook is Paygate's events and their delivery to merchants'
 // endpoints (docs/design/decisions.md section 6): every status change of a
-// resource becomes an Event, written in the transaction of the change; a
-// fan-out job committed with it creates one delivery per matching endpoint,
-// and delivery jobs send each, signed per Standard Webhooks, at least once.
+// resource becomes an Event, written in the transaction of the change
+// (Record) with one delivery per matching endpoint (FanOut), and delivery
+// jobs send each, signed per Standard Webhooks, at least once.
 package webhook
 
 import (
