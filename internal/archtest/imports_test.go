@@ -45,7 +45,7 @@ var serverSide = []string{"internal/server", "internal/checkout"}
 // persistence lists the packages that hold SQL or the queue's database
 // wiring.
 var persistence = []string{
-	"internal/store", // SQL for both databases, and storetest
+	"internal/store", // SQL for both databases, storetest, and dbconn (its connections)
 	"internal/jobs",  // River's drivers take the *sql.DB
 }
 
@@ -59,7 +59,8 @@ var resources = []string{"internal/payment", "internal/payout", "internal/verifi
 const compositionRoot = "internal/app"
 
 // drivers are the database drivers: only the store registers and reads them
-// (store/errors.go is the one place their errors are translated).
+// (store/dbconn connects through them; store/errors.go is the one place
+// their errors are translated).
 var drivers = []string{"github.com/jackc/pgx", "modernc.org/sqlite"}
 
 // rule forbids the packages it applies to to import any of forbid.
@@ -101,6 +102,11 @@ var rules = []rule{
 		name:    "only the store knows the database drivers",
 		applies: func(p string) bool { return strings.HasPrefix(p, "internal/") && !under(p, "internal/store") },
 		forbid:  drivers,
+	},
+	{
+		name:    "the store's connections know no table: dbconn imports no Paygate package",
+		applies: func(p string) bool { return under(p, "internal/store/dbconn") },
+		forbid:  []string{"internal/"},
 	},
 	{
 		name:    "a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
@@ -145,6 +151,8 @@ func TestRulesCatch(t *testing.T) {
 		"cmd/paygate":               {"net/http", "database/sql", "modernc.org/sqlite"}, // cmd wires everything
 		"internal/app":              {"net/http", "internal/store", "internal/server"},  // so does the composition root
 		"internal/store/storetest":  {"database/sql", "internal/payment"},               // allowed
+		"internal/store/dbconn":     {"database/sql/driver", "modernc.org/sqlite"},      // allowed: the store's connections
+		"internal/store/dbconn/x":   {"internal/store", "internal/payment"},             // connections reaching the SQL
 		"internal/payout":           {"internal/money", "internal/payment"},             // a resource reaching a sibling
 		"internal/subscription":     {"internal/payment"},                               // allowed: a charge is a payment
 	}
@@ -154,6 +162,8 @@ func TestRulesCatch(t *testing.T) {
 		"internal/payout imports internal/payment: a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
 		"internal/provider/acme imports internal/store: provider adapters know nothing of the store or the server",
 		"internal/server imports modernc.org/sqlite: only the store knows the database drivers",
+		"internal/store/dbconn/x imports internal/payment: the store's connections know no table: dbconn imports no Paygate package",
+		"internal/store/dbconn/x imports internal/store: the store's connections know no table: dbconn imports no Paygate package",
 		"internal/verification imports net/http: domain packages import neither net/http nor database/sql",
 	}
 	if !slices.Equal(got, want) {

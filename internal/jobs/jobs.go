@@ -26,7 +26,7 @@ type Options struct {
 	Work       bool
 	MaxWorkers int // default 20
 	// Poll is the fetch poll interval. On PostgreSQL a worker listens for
-	// River's notifications (store.Listener) and polls only as a fallback:
+	// River's notifications (dbconn.Listener) and polls only as a fallback:
 	// default IdlePoll. SQLite has no notifications: default 100 ms.
 	Poll time.Duration
 	Log  *slog.Logger
@@ -59,7 +59,7 @@ type Options struct {
 const IdlePoll = 2 * time.Second
 
 // busyPoll is how often a queue that had jobs queued in the last second is
-// fetched at least (store.Listener's pokes).
+// fetched at least (dbconn.Listener's pokes).
 const busyPoll = 100 * time.Millisecond
 
 // fetchCooldown is the shortest time between two fetches of a queue, and
@@ -78,7 +78,7 @@ func Driver(s *store.Store) riverdriver.Driver[*sql.Tx] {
 }
 
 // listening is River's database/sql driver with Paygate's listener
-// (store.Listener): the driver notifies but does not listen
+// (dbconn.Listener): the driver notifies but does not listen
 // (docs/design/dependencies.md).
 type listening struct {
 	*riverdatabasesql.Driver

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store/dbconn"
 )
 
 // operationColumns reads an operation. refund_id holds Operation.Ref.
@@ -16,8 +17,8 @@ const operationColumns = `id, resource, resource_id, kind, state, amount_minor, 
 // CreateOperation stores an operation and, when given, its sealed secret;
 // a handed-off run's operation, its lease (rescue_at).
 func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, sealed []byte) error {
-	// Deferred: nothing reads the inserts' results (pipeline.go).
-	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO operations (id, resource, resource_id, kind, state,
+	// Deferred: nothing reads the inserts' results (dbconn/pipeline.go).
+	_, err := q.q.ExecContext(dbconn.Deferred(ctx), `INSERT INTO operations (id, resource, resource_id, kind, state,
 		amount_minor, refund_id, result, created_at, updated_at, rescue_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		op.ID, op.Resource, op.ResourceID, op.Kind, string(op.State), op.AmountMinor, op.Ref, op.Result,
@@ -25,7 +26,7 @@ func (q Queries) CreateOperation(ctx context.Context, op *operation.Operation, s
 	if err != nil || sealed == nil {
 		return err
 	}
-	_, err = q.q.ExecContext(Deferred(ctx), `INSERT INTO operation_secrets (operation_id, sealed) VALUES ($1, $2)`, op.ID, sealed)
+	_, err = q.q.ExecContext(dbconn.Deferred(ctx), `INSERT INTO operation_secrets (operation_id, sealed) VALUES ($1, $2)`, op.ID, sealed)
 	return err
 }
 
@@ -134,7 +135,7 @@ func (q Queries) OperationSecret(ctx context.Context, operationID string) ([]byt
 
 // DeleteOperationSecret forgets an operation's secret (the provider has seen it).
 func (q Queries) DeleteOperationSecret(ctx context.Context, operationID string) error {
-	_, err := q.q.ExecContext(Deferred(ctx), `DELETE FROM operation_secrets WHERE operation_id = $1`, operationID)
+	_, err := q.q.ExecContext(dbconn.Deferred(ctx), `DELETE FROM operation_secrets WHERE operation_id = $1`, operationID)
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/store/dbconn"
 )
 
 const paymentColumns = `id, session_id, access_key_id, channel_id, kind, status, order_id, amount_minor, currency,
@@ -45,10 +46,10 @@ func (q *Tx) CreatePayment(ctx context.Context, p *payment.Payment) error {
 		marks[i] = "$" + strconv.Itoa(i+1)
 	}
 	// A subscription's period is told from a duplicate here; any other
-	// payment's insert goes with the next statement (pipeline.go).
+	// payment's insert goes with the next statement (dbconn/pipeline.go).
 	insertCtx := ctx
 	if p.SubscriptionPeriod == nil {
-		insertCtx = Deferred(ctx)
+		insertCtx = dbconn.Deferred(ctx)
 	}
 	_, err = q.q.ExecContext(insertCtx, `INSERT INTO payments (`+paymentColumns+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
 	if p.SubscriptionPeriod != nil && errors.Is(Classify(err), ErrDuplicate) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"hash/fnv"
 	"time"
+
+	"github.com/paygate/paygate/internal/store/dbconn"
 )
 
 // Admit records a request's nonce and counts the key's requests of the
@@ -85,8 +87,8 @@ func (q Queries) FindIdempotentResponse(ctx context.Context, keyID, idemKey stri
 // SaveIdempotentResponse stores the answer, in the transaction of the change
 // it reports.
 func (q Queries) SaveIdempotentResponse(ctx context.Context, keyID, idemKey string, r StoredResponse) error {
-	// Deferred: sent with COMMIT, which reports a duplicate (pipeline.go).
-	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO idempotency_keys
+	// Deferred: sent with COMMIT, which reports a duplicate (dbconn/pipeline.go).
+	_, err := q.q.ExecContext(dbconn.Deferred(ctx), `INSERT INTO idempotency_keys
 		(access_key_id, idempotency_key, fingerprint, status_code, response_body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, keyID, idemKey, r.Fingerprint, r.StatusCode, r.Body, micros(r.CreatedAt))
 	return err

@@ -12,18 +12,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/store/dbconn"
 )
 
 // Dialect is the database behind a Store.
@@ -90,13 +87,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, errors.New("database URL must start with postgres://")
 		}
 		dialect = Postgres
-		pcfg, err := pgx.ParseConfig(cfg.DatabaseURL)
+		// Statements that need no answer go with the next that does
+		// (dbconn/pipeline.go).
+		connector, err := dbconn.Postgres(cfg.DatabaseURL)
 		if err != nil {
 			return nil, err
 		}
-		// pipeConnector: statements that need no answer go with the next
-		// that does (pipeline.go).
-		db = sql.OpenDB(pipeConnector{stdlib.GetConnector(*pcfg, stdlib.OptionShouldPing(shouldPing))})
+		db = sql.OpenDB(connector)
 		n := cfg.MaxConns
 		if n <= 0 {
 			n = 20
@@ -112,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(cfg.SQLitePath), 0o700); err != nil {
 			return nil, err
 		}
-		connector, err := newSQLiteConnector(sqliteDSN(cfg.SQLitePath, cfg.SQLiteSynchronous))
+		connector, err := dbconn.SQLite(cfg.SQLitePath, cfg.SQLiteSynchronous)
 		if err != nil {
 			return nil, err
 		}
@@ -134,35 +131,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return st, nil
 }
 
-// pingAfterIdle: a pooled PostgreSQL connection idle longer is pinged
-// before it is used again. pgx pings after one second, and every ping is
-// a transaction of its own: an idle worker, whose polls take a connection
-// every two seconds, committed twice as often (docs/operations.md,
-// "Background jobs").
-const pingAfterIdle = 10 * time.Second
-
-func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
-	return p.IdleDuration > pingAfterIdle
-}
-
-func sqliteDSN(path, synchronous string) string {
-	if synchronous == "" {
-		synchronous = "FULL"
-	}
-	v := url.Values{}
-	v.Add("_pragma", "journal_mode(WAL)")
-	v.Add("_pragma", "synchronous("+synchronous+")")
-	v.Add("_pragma", "busy_timeout(10000)")
-	v.Add("_pragma", "foreign_keys(1)")
-	v.Set("_txlock", "immediate")
-	return "file:" + path + "?" + v.Encode()
-}
-
 // DB is the underlying pool, for River's driver.
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Dialect tells which database this is.
 func (s *Store) Dialect() Dialect { return s.dialect }
+
+// NewListener returns River's listener on the store's database (on a
+// connection of its own, dbconn/listen.go), nil on SQLite.
+func (s *Store) NewListener(schema string) *dbconn.Listener {
+	if s.dialect != Postgres {
+		return nil
+	}
+	return dbconn.NewListener(s.url, schema)
+}
 
 // UseQueue sets the River client that Tx.Enqueue inserts jobs with.
 func (s *Store) UseQueue(c *river.Client[*sql.Tx]) { s.queue = c }
@@ -245,7 +227,7 @@ func (t *Tx) Rollback() error {
 
 // Savepoint marks a point RollbackTo can return to.
 func (t *Tx) Savepoint(ctx context.Context, name string) error {
-	_, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), "SAVEPOINT "+name)
+	_, err := t.tx.ExecContext(dbconn.Deferred(t.stmtCtx(ctx)), "SAVEPOINT "+name)
 	if err == nil {
 		t.after.mark(name)
 	}
@@ -272,6 +254,12 @@ func (t *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.Insert
 	_, err := t.store.queue.InsertTx(t.stmtCtx(ctx), t.tx, args, opts)
 	return err
 }
+
+// Deferred is dbconn.Deferred (a write whose result nothing reads goes
+// with the next statement that needs an answer, or with COMMIT:
+// dbconn/pipeline.go), kept for events.go; the store's other files name
+// dbconn.Deferred.
+func Deferred(ctx context.Context) context.Context { return dbconn.Deferred(ctx) }
 
 // micros and fromMicros convert times to the stored form.
 func micros(t time.Time) int64 { return t.UTC().UnixMicro() }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paygate/paygate/internal/store/dbconn"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -286,7 +287,7 @@ func (q Queries) queryDeliveries(ctx context.Context, query string, args ...any)
 
 // RecordAttempt stores one attempt.
 func (q Queries) RecordAttempt(ctx context.Context, a *webhook.Attempt) error {
-	_, err := q.q.ExecContext(Deferred(ctx), `INSERT INTO webhook_attempts
+	_, err := q.q.ExecContext(dbconn.Deferred(ctx), `INSERT INTO webhook_attempts
 		(id, delivery_id, attempted_at, status_code, latency_us, response, error)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		a.ID, a.DeliveryID, micros(a.At), a.StatusCode, a.Latency.Microseconds(), a.Response, a.Error)

@@ -1,4 +1,4 @@
-package store
+package dbconn
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func (c pipeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	sc, ok := conn.(*stdlib.Conn)
 	if !ok {
 		conn.Close()
-		return nil, fmt.Errorf("store: pgx's connector gave a %T", conn)
+		return nil, fmt.Errorf("dbconn: pgx's connector gave a %T", conn)
 	}
 	return &pipeConn{Conn: sc}, nil
 }
@@ -111,7 +111,7 @@ func (c *pipeConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 		return nil, driver.ErrBadConn // database/sql takes another connection
 	}
 	if c.inTx {
-		return nil, errors.New("store: a transaction is already open on this connection")
+		return nil, errors.New("dbconn: a transaction is already open on this connection")
 	}
 	begin := "begin"
 	switch sql.IsolationLevel(opts.Isolation) {
@@ -123,7 +123,7 @@ func (c *pipeConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	case sql.LevelSerializable:
 		begin += " isolation level serializable"
 	default:
-		return nil, fmt.Errorf("store: isolation level %v is not supported", sql.IsolationLevel(opts.Isolation))
+		return nil, fmt.Errorf("dbconn: isolation level %v is not supported", sql.IsolationLevel(opts.Isolation))
 	}
 	if opts.ReadOnly {
 		begin += " read only"
@@ -208,7 +208,7 @@ func (c *pipeConn) QueryContext(ctx context.Context, query string, named []drive
 // transaction (the store and River prepare nothing).
 func (c *pipeConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if c.inTx {
-		return nil, errors.New("store: no prepared statements inside a PostgreSQL transaction (pipeline.go)")
+		return nil, errors.New("dbconn: no prepared statements inside a PostgreSQL transaction (pipeline.go)")
 	}
 	return c.Conn.PrepareContext(ctx, query)
 }
@@ -370,7 +370,7 @@ func (t pipeTx) Rollback() error {
 // given.
 type heldResult struct{}
 
-var errHeldResult = errors.New("store: a deferred statement's result is not known")
+var errHeldResult = errors.New("dbconn: a deferred statement's result is not known")
 
 func (heldResult) LastInsertId() (int64, error) { return 0, errHeldResult }
 func (heldResult) RowsAffected() (int64, error) { return 0, errHeldResult }
@@ -436,7 +436,7 @@ func (r *pipeRows) Next(dest []driver.Value) error {
 		}
 		v, err := r.decode[i](raw)
 		if err != nil {
-			return fmt.Errorf("store: column %d: %w", i, err)
+			return fmt.Errorf("dbconn: column %d: %w", i, err)
 		}
 		dest[i] = v
 	}

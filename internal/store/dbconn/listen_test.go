@@ -1,13 +1,14 @@
-package store_test
+package dbconn_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/dbconn"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -16,10 +17,12 @@ import (
 // notification is poked until it has been quiet for Linger.
 func TestListener(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{DatabaseURL: storetest.NewPostgresDatabase(t)})
+	url := storetest.NewPostgresDatabase(t)
+	connector, err := dbconn.Postgres(url)
 	require.NoError(t, err)
-	defer s.Close()
-	l := s.NewListener("")
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	l := dbconn.NewListener(url, "")
 	l.Poke, l.Linger = 20*time.Millisecond, 100*time.Millisecond
 	require.NoError(t, l.Connect(ctx))
 	defer l.Close(ctx)
@@ -33,7 +36,7 @@ func TestListener(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NoError(t, l.Ping(ctx))
 
-	_, err = s.DB().ExecContext(ctx, `SELECT pg_notify('public.river_insert', '{"queue": "default"}')`)
+	_, err = db.ExecContext(ctx, `SELECT pg_notify('public.river_insert', '{"queue": "default"}')`)
 	require.NoError(t, err)
 	n, err := l.WaitForNotification(ctx)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package store
+package dbconn
 
 import (
 	"context"
@@ -40,12 +40,11 @@ type Listener struct {
 	ticking   bool
 }
 
-// NewListener returns a listener on the store's database, nil on SQLite.
-func (s *Store) NewListener(schema string) *Listener {
-	if s.dialect != Postgres {
-		return nil
-	}
-	return &Listener{url: s.url, schema: schema, pokes: make(chan *riverdriver.Notification, 16),
+// NewListener returns a listener on the PostgreSQL database at
+// databaseURL, for River's tables in schema (empty: the connection's
+// current schema).
+func NewListener(databaseURL, schema string) *Listener {
+	return &Listener{url: databaseURL, schema: schema, pokes: make(chan *riverdriver.Notification, 16),
 		busy: map[string]time.Time{}}
 }
 
@@ -56,7 +55,7 @@ func (l *Listener) Connect(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
-		return errors.New("store: listener already connected")
+		return errors.New("dbconn: listener already connected")
 	}
 	conn, err := pgx.Connect(ctx, l.url)
 	if err != nil {
@@ -110,7 +109,7 @@ func (l *Listener) exec(ctx context.Context, sql string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn == nil {
-		return errors.New("store: listener not connected")
+		return errors.New("dbconn: listener not connected")
 	}
 	_, err := l.conn.Exec(ctx, sql)
 	return err
@@ -121,7 +120,7 @@ func (l *Listener) Ping(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn == nil {
-		return errors.New("store: listener not connected")
+		return errors.New("dbconn: listener not connected")
 	}
 	return l.conn.Ping(ctx)
 }
@@ -144,7 +143,7 @@ func (l *Listener) WaitForNotification(ctx context.Context) (*riverdriver.Notifi
 	conn := l.conn
 	l.mu.Unlock()
 	if conn == nil {
-		return nil, errors.New("store: listener not connected")
+		return nil, errors.New("dbconn: listener not connected")
 	}
 	// A poke due while the connection waits interrupts the wait.
 	waitCtx, cancel := context.WithCancel(ctx)

@@ -1,4 +1,4 @@
-package store_test
+package dbconn_test
 
 import (
 	"context"
@@ -10,15 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/dbconn"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
 // TestPipeline: statements held back (a transaction's BEGIN and
-// SAVEPOINT, store.Deferred writes) run in order, with the next statement
-// or COMMIT; a held-back write that fails fails no later than the next
+// SAVEPOINT, Deferred writes) run in order, with the next statement or
+// COMMIT; a held-back write that fails fails no later than the next
 // statement and the transaction commits none of it; a transaction of held
 // writes only still commits them; and rows read in a batch are the values
 // pgx's own driver gives. The same on SQLite, where nothing is held back.
+// It runs through the store, whose transactions (their savepoints, the
+// errors Classify reads) are what the connections serve.
 func TestPipeline(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
@@ -27,7 +30,7 @@ func TestPipeline(t *testing.T) {
 			_, err := s.DB().ExecContext(ctx, `CREATE TABLE pipeline_rows (id TEXT PRIMARY KEY, n BIGINT NOT NULL)`)
 			require.NoError(t, err)
 			insert := func(tx *store.Tx, id string, n int) error {
-				_, err := tx.SQL().ExecContext(store.Deferred(ctx), `INSERT INTO pipeline_rows (id, n) VALUES ($1, $2)`, id, n)
+				_, err := tx.SQL().ExecContext(dbconn.Deferred(ctx), `INSERT INTO pipeline_rows (id, n) VALUES ($1, $2)`, id, n)
 				return err
 			}
 			count := func(q interface {
@@ -130,7 +133,7 @@ func TestPipeline(t *testing.T) {
 			// and COMMIT, even for a caller that goes on regardless.
 			err = s.InTx(ctx, func(tx *store.Tx) error {
 				require.NoError(t, insert(tx, "m", 15))
-				_, err := tx.SQL().ExecContext(store.Deferred(ctx), `INSERT INTO pipeline_rows (id, n) VALUES ($1, $2)`, "n", make(chan int))
+				_, err := tx.SQL().ExecContext(dbconn.Deferred(ctx), `INSERT INTO pipeline_rows (id, n) VALUES ($1, $2)`, "n", make(chan int))
 				require.NoError(t, err, "held back")
 				var n int
 				require.Error(t, tx.SQL().QueryRowContext(ctx, `SELECT n FROM pipeline_rows WHERE id = $1`, "a").Scan(&n))

@@ -1,12 +1,10 @@
-package store
+package dbconn
 
 import (
 	"context"
 	"database/sql/driver"
 	"errors"
 	"reflect"
-
-	"modernc.org/sqlite"
 )
 
 // The SQLite driver parses every query it is given afresh: for a request's
@@ -20,15 +18,8 @@ import (
 // River use fewer than this; a miss only costs a parse.
 const stmtCacheSize = 256
 
+// stmtCacheConnector makes the SQLite driver's connections cachingConns.
 type stmtCacheConnector struct{ driver.Connector }
-
-func newSQLiteConnector(dsn string) (driver.Connector, error) {
-	c, err := sqlite.NewConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return stmtCacheConnector{c}, nil
-}
 
 func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
@@ -38,7 +29,7 @@ func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	for _, need := range []any{(*driver.ExecerContext)(nil), (*driver.QueryerContext)(nil), (*driver.ConnBeginTx)(nil), (*driver.ConnPrepareContext)(nil)} {
 		if !reflect.TypeOf(conn).Implements(reflect.TypeOf(need).Elem()) {
 			conn.Close()
-			return nil, errors.New("store: the SQLite driver's connection lacks an interface the statement cache needs")
+			return nil, errors.New("dbconn: the SQLite driver's connection lacks an interface the statement cache needs")
 		}
 	}
 	return &cachingConn{Conn: conn, stmts: make(map[string]*cachedStmt)}, nil
