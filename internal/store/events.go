@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate/paygate/internal/store/dbconn"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
 // InsertEvent stores an event with its body (webhook.Record, which fans it
 // out in the same transaction).
 func (t *Tx) InsertEvent(ctx context.Context, e webhook.Event, body []byte) error {
-	_, err := t.tx.ExecContext(Deferred(t.stmtCtx(ctx)), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
+	_, err := t.tx.ExecContext(dbconn.Deferred(t.stmtCtx(ctx)), `INSERT INTO events (id, access_key_id, type, resource_type, resource_id, body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccessKeyID, e.Type, e.ResourceType, e.ResourceID, string(body), micros(e.CreatedAt))
 	return err
 }

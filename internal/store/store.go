@@ -255,12 +255,6 @@ func (t *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.Insert
 	return err
 }
 
-// Deferred is dbconn.Deferred (a write whose result nothing reads goes
-// with the next statement that needs an answer, or with COMMIT:
-// dbconn/pipeline.go), kept for events.go; the store's other files name
-// dbconn.Deferred.
-func Deferred(ctx context.Context) context.Context { return dbconn.Deferred(ctx) }
-
 // micros and fromMicros convert times to the stored form.
 func micros(t time.Time) int64 { return t.UTC().UnixMicro() }
 
