@@ -48,13 +48,19 @@ type ActivityData interface {
 	ResourceEvents(ctx context.Context, keyID, resourceID string) ([]Event, error)
 }
 
-// activityRoutes registers these pages.
-func (pg *Pages) activityRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/verifications", pg.activityList(verificationPages))
-	handle("GET /cabinet/verifications/{id}", pg.activityPage(verificationPages))
-	handle("GET /cabinet/payouts", pg.activityList(payoutPages))
-	handle("GET /cabinet/payouts/{id}", pg.activityPage(payoutPages))
-}
+// VerificationsPage is GET /cabinet/verifications: the shown key's card
+// verifications.
+func (pg *Pages) VerificationsPage() http.Handler { return pg.activityList(verificationPages) }
+
+// VerificationPage is GET /cabinet/verifications/{id}: one verification
+// with its events.
+func (pg *Pages) VerificationPage() http.Handler { return pg.activityPage(verificationPages) }
+
+// PayoutsPage is GET /cabinet/payouts: the shown key's payouts.
+func (pg *Pages) PayoutsPage() http.Handler { return pg.activityList(payoutPages) }
+
+// PayoutPage is GET /cabinet/payouts/{id}: one payout with its events.
+func (pg *Pages) PayoutPage() http.Handler { return pg.activityPage(payoutPages) }
 
 // activityItem is a verification or a payout as these pages show it: the
 // fields of its API answer (CardVerification, Payout) that concern staff.

@@ -38,12 +38,6 @@ type CardsData interface {
 	DeleteCard(ctx context.Context, key merchant.Key, id string) (bool, error)
 }
 
-// cardRoutes registers these pages.
-func (pg *Pages) cardRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/cards", pg.CardsPage())
-	handle("POST /cabinet/cards/{id}/delete", pg.DeleteCard())
-}
-
 // cardsView is the saved cards page's template data.
 type cardsView struct {
 	view

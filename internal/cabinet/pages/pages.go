@@ -343,22 +343,6 @@ func (pg *Pages) Changing(h func(w http.ResponseWriter, r *http.Request, u *cabi
 	})
 }
 
-// Routes registers every page under /cabinet/; each area registers its own.
-func (pg *Pages) Routes(handle func(pattern string, h http.Handler)) {
-	handle("GET /cabinet/setup/{token}", pg.SetupPage())
-	handle("POST /cabinet/setup/{token}", pg.Setup())
-	handle("GET /cabinet/sign-in", pg.SignInPage())
-	handle("POST /cabinet/sign-in", pg.SignIn())
-	handle("POST /cabinet/sign-out", pg.SignOut())
-	handle("GET /cabinet/{$}", pg.Home())
-	pg.paymentRoutes(handle)
-	pg.cardRoutes(handle)
-	pg.activityRoutes(handle)
-	pg.subscriptionRoutes(handle)
-	pg.webhookRoutes(handle)
-	pg.settingsRoutes(handle)
-}
-
 // scope is the view of a signed-in page with the key it shows: the query's
 // "key" among the user's grants, else the first granted key. ok false: the
 // answer was written (a key not granted is a 404 page). A user without

@@ -141,14 +141,6 @@ func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 	pg.render(w, http.StatusNotFound, "message", view{Title: "Not found", Message: msg})
 }
 
-// paymentRoutes registers the payments pages.
-func (pg *Pages) paymentRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/payments", pg.PaymentsPage())
-	handle("GET /cabinet/payments/{id}", pg.PaymentPage())
-	handle("GET /cabinet/payments/export", pg.ExportPayments())
-	handle("GET /cabinet/payments/totals", pg.TotalsPage())
-}
-
 // PaymentsPage is GET /cabinet/payments: one granted key's payments,
 // filtered, a keyset page at a time, with the chart of the filtered range.
 func (pg *Pages) PaymentsPage() http.Handler {

@@ -49,12 +49,6 @@ type SettingsData interface {
 	Channels(ctx context.Context, keyID string) ([]ChannelInfo, error)
 }
 
-// settingsRoutes registers these pages.
-func (pg *Pages) settingsRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/allowances", pg.AllowancesPage())
-	handle("GET /cabinet/channels", pg.ChannelsPage())
-}
-
 // allowancesView is the allowances page's template data.
 type allowancesView struct {
 	view

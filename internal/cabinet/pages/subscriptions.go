@@ -64,15 +64,6 @@ type SubscriptionsData interface {
 	ActOnSubscription(ctx context.Context, key merchant.Key, id string, a subscription.Action) (*subscription.Subscription, error)
 }
 
-// subscriptionRoutes registers these pages.
-func (pg *Pages) subscriptionRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/subscriptions", pg.SubscriptionsPage())
-	handle("GET /cabinet/subscriptions/{id}", pg.SubscriptionPage())
-	for _, a := range []subscription.Action{subscription.Pause, subscription.Resume, subscription.Cancel} {
-		handle("POST /cabinet/subscriptions/{id}/"+string(a), pg.ActOnSubscription(a))
-	}
-}
-
 // subscriptionsView is the subscriptions list's template data.
 type subscriptionsView struct {
 	view

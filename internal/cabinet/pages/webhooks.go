@@ -107,14 +107,6 @@ var ErrNoEvent = errors.New("no such event")
 // maxResourceID bounds the resource filter, as GET /api/v1/events does.
 const maxResourceID = 64
 
-// webhookRoutes registers these pages.
-func (pg *Pages) webhookRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/webhooks", pg.WebhooksPage())
-	handle("GET /cabinet/events", pg.EventsPage())
-	handle("GET /cabinet/events/{id}", pg.EventPage())
-	handle("POST /cabinet/events/{id}/resend", pg.ResendEvent())
-}
-
 type webhooksView struct {
 	view
 	Endpoints []WebhookEndpoint
