@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/paygate/paygate/internal/cabinet/pages"
@@ -25,12 +24,6 @@ func storeFilter(q pages.PaymentQuery) store.PaymentFilter {
 
 func (c cabinetPayments) ListPayments(ctx context.Context, q pages.PaymentQuery) ([]*payment.Payment, error) {
 	return c.s.store.ListPayments(ctx, q.KeyID, storeFilter(q))
-}
-
-func (c cabinetPayments) ExportCSV(ctx context.Context, w http.ResponseWriter, q pages.PaymentQuery) (bool, error) {
-	q.AfterCreated, q.AfterID, q.Limit = nil, "", 0
-	err := c.s.streamPaymentsCSV(ctx, w, q.KeyID, storeFilter(q), "payments.csv")
-	return errors.Is(err, errStreamCut), err
 }
 
 func (c cabinetPayments) Totals(ctx context.Context, q pages.PaymentQuery) ([]pages.CurrencyTotals, error) {

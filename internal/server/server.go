@@ -152,9 +152,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	if d.Cabinet != nil {
 		if s.cabinet, err = pages.New(pages.Config{PublicURL: cfg.PublicURL, Proxies: s.proxies},
-			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log,
-				Payments: cabinetPayments{s}, Cards: cabinetCards{s}, Activity: cabinetActivity{s},
-				Subscriptions: cabinetSubscriptions{s}, Webhooks: cabinetWebhooks{s}, Settings: cabinetSettings{s}}); err != nil {
+			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log, Export: s.exportPage,
+				Data: pages.Data{Payments: cabinetPayments{s}, Cards: cabinetCards{s}, Activity: cabinetActivity{s},
+					Subscriptions: cabinetSubscriptions{s}, Webhooks: cabinetWebhooks{s}, Settings: cabinetSettings{s}}}); err != nil {
 			return nil, err
 		}
 	}

@@ -36,11 +36,18 @@ type Deps struct {
 	Users *cabinet.Service
 	Keys  KeyDeriver
 	Log   *slog.Logger
-	// Payments reads the payments pages' data; nil: those pages answer
-	// 404.
-	Payments PaymentsReader
-	// The other pages' data, one interface per area, each declared in the
-	// area's file; nil: that area's pages answer 404.
+	// Data is what the signed-in pages read and change.
+	Data
+	// Export writes the payments page's CSV download; nil: the download
+	// answers 404.
+	Export ExportFunc
+}
+
+// Data is what the signed-in pages read and change: one interface per
+// area, each declared in the area's file. A nil field: that area's pages
+// answer 404.
+type Data struct {
+	Payments      PaymentsReader    // payments.go
 	Cards         CardsData         // cards.go
 	Activity      ActivityData      // activity.go: verifications, payouts
 	Subscriptions SubscriptionsData // subscriptions.go

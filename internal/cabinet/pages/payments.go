@@ -77,12 +77,6 @@ type PaymentsReader interface {
 	// FindPayment finds a payment by id, whatever key owns it; nil: none.
 	FindPayment(ctx context.Context, id string) (*payment.Payment, error)
 	PaymentDetail(ctx context.Context, p *payment.Payment) (Detail, error)
-	// ExportCSV writes every payment q selects (its Limit and keyset bound
-	// ignored) into w as exportPayments (GET /cabinet/v1/payments/export)
-	// writes them, at the key's clock carried by ctx. An error with started
-	// false means nothing was written; with started true the caller must
-	// abort the connection.
-	ExportCSV(ctx context.Context, w http.ResponseWriter, q PaymentQuery) (started bool, err error)
 	// Totals are getPaymentTotals (GET /cabinet/v1/payments/totals) of the
 	// payments q selects.
 	Totals(ctx context.Context, q PaymentQuery) ([]CurrencyTotals, error)
