@@ -33,8 +33,8 @@ type ActivityQuery struct {
 	Limit        int
 }
 
-// ActivityData is what these pages read; internal/server adapts the store
-// to it. Nothing is cached.
+// ActivityData is what these pages read; internal/cabinet/data adapts the
+// store to it. Nothing is cached.
 type ActivityData interface {
 	ListVerifications(ctx context.Context, q ActivityQuery) ([]*verification.Verification, error)
 	// FindVerification finds a verification by id, whatever key owns it;

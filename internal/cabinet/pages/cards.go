@@ -26,8 +26,8 @@ type CardQuery struct {
 	Limit        int
 }
 
-// CardsData is what these pages read and change; internal/server adapts the
-// store to it.
+// CardsData is what these pages read and change; internal/cabinet/data
+// adapts the store to it.
 type CardsData interface {
 	// ListCards lists the key's usable saved cards as
 	// listPaymentMethodTokens (GET /cabinet/v1/payment-method-tokens) does.

@@ -44,8 +44,9 @@ type Deps struct {
 }
 
 // Data is what the signed-in pages read and change: one interface per
-// area, each declared in the area's file. A nil field: that area's pages
-// answer 404.
+// area, each declared in the area's file; internal/cabinet/data implements
+// them over the store, and the composition root builds it. A nil field:
+// that area's pages answer 404.
 type Data struct {
 	Payments      PaymentsReader    // payments.go
 	Cards         CardsData         // cards.go

@@ -66,8 +66,8 @@ type Detail struct {
 	Events     []Event
 }
 
-// PaymentsReader is what the payments pages read; internal/server adapts
-// the store to it. Nothing is cached: a payment is listed as soon as it is
+// PaymentsReader is what the payments pages read; internal/cabinet/data
+// adapts the store to it. Nothing is cached: a payment is listed as soon as it is
 // stored.
 type PaymentsReader interface {
 	ListPayments(ctx context.Context, q PaymentQuery) ([]*payment.Payment, error)

@@ -38,8 +38,8 @@ type ChannelInfo struct {
 	Capabilities []string
 }
 
-// SettingsData is what these pages read; internal/server adapts the store
-// and the domain services to it. Nothing is cached.
+// SettingsData is what these pages read; internal/cabinet/data adapts the
+// store and the domain services to it. Nothing is cached.
 type SettingsData interface {
 	// Allowances lists the key's allowances as listLimits (GET /limits)
 	// does, at the key's clock.

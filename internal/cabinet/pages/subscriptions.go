@@ -44,8 +44,8 @@ type ChargeQuery struct {
 	Limit        int
 }
 
-// SubscriptionsData is what these pages read and change; internal/server
-// adapts the store and the subscription domain to it. Nothing is cached.
+// SubscriptionsData is what these pages read and change;
+// internal/cabinet/data adapts the store and the subscription domain to it. Nothing is cached.
 type SubscriptionsData interface {
 	ListSubscriptions(ctx context.Context, q SubscriptionQuery) ([]*subscription.Subscription, error)
 	// FindSubscription finds a subscription by id, whatever key owns it;

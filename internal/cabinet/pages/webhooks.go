@@ -81,8 +81,8 @@ type Delivery struct {
 	Attempts            []Attempt
 }
 
-// WebhooksData is what these pages read and change; internal/server adapts
-// the store and the webhook service to it. Nothing is cached.
+// WebhooksData is what these pages read and change; internal/cabinet/data
+// adapts the store and the webhook service to it. Nothing is cached.
 type WebhooksData interface {
 	// Endpoints lists the key's endpoints that are not removed, oldest
 	// first, with their health.

@@ -1,4 +1,4 @@
-package server
+package data
 
 import (
 	"context"
@@ -10,10 +10,12 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// cabinetPayments adapts the store to what the cabinet's payments pages
-// read (pages.PaymentsReader; docs/cabinet.md, Payments). Every call reads
-// the database: nothing is cached.
-type cabinetPayments struct{ s *Server }
+// paymentPages is what the payments pages read (pages.PaymentsReader;
+// docs/cabinet.md, Payments). Their CSV download is the server's export
+// (pages.Deps.Export).
+type paymentPages struct{ *source }
+
+var _ pages.PaymentsReader = paymentPages{}
 
 // storeFilter is the page's query as the store reads it: the same
 // filters as listPayments (GET /api/v1/payments) and the exact search.
@@ -22,12 +24,12 @@ func storeFilter(q pages.PaymentQuery) store.PaymentFilter {
 		AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit}
 }
 
-func (c cabinetPayments) ListPayments(ctx context.Context, q pages.PaymentQuery) ([]*payment.Payment, error) {
-	return c.s.store.ListPayments(ctx, q.KeyID, storeFilter(q))
+func (c paymentPages) ListPayments(ctx context.Context, q pages.PaymentQuery) ([]*payment.Payment, error) {
+	return c.store.ListPayments(ctx, q.KeyID, storeFilter(q))
 }
 
-func (c cabinetPayments) Totals(ctx context.Context, q pages.PaymentQuery) ([]pages.CurrencyTotals, error) {
-	ts, err := c.s.store.PaymentTotals(ctx, q.KeyID, storeFilter(q))
+func (c paymentPages) Totals(ctx context.Context, q pages.PaymentQuery) ([]pages.CurrencyTotals, error) {
+	ts, err := c.store.PaymentTotals(ctx, q.KeyID, storeFilter(q))
 	out := make([]pages.CurrencyTotals, len(ts))
 	for i, t := range ts {
 		out[i] = pages.CurrencyTotals{Currency: t.Currency, Count: t.Count, SucceededCount: t.SucceededCount,
@@ -37,8 +39,8 @@ func (c cabinetPayments) Totals(ctx context.Context, q pages.PaymentQuery) ([]pa
 	return out, err
 }
 
-func (c cabinetPayments) PaymentsPerDay(ctx context.Context, keyID, status string, from, to time.Time) ([]pages.DayCount, error) {
-	days, err := c.s.store.PaymentsPerDay(ctx, keyID, status, from, to)
+func (c paymentPages) PaymentsPerDay(ctx context.Context, keyID, status string, from, to time.Time) ([]pages.DayCount, error) {
+	days, err := c.store.PaymentsPerDay(ctx, keyID, status, from, to)
 	out := make([]pages.DayCount, len(days))
 	for i, d := range days {
 		out[i] = pages.DayCount{Day: d.Day, Status: d.Status, Count: d.Count}
@@ -46,8 +48,8 @@ func (c cabinetPayments) PaymentsPerDay(ctx context.Context, keyID, status strin
 	return out, err
 }
 
-func (c cabinetPayments) FindPayment(ctx context.Context, id string) (*payment.Payment, error) {
-	p, err := c.s.store.FindPaymentByID(ctx, id)
+func (c paymentPages) FindPayment(ctx context.Context, id string) (*payment.Payment, error) {
+	p, err := c.store.FindPaymentByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -57,16 +59,16 @@ func (c cabinetPayments) FindPayment(ctx context.Context, id string) (*payment.P
 // maxEvents bounds the events a payment's page lists.
 const maxEvents = 100
 
-func (c cabinetPayments) PaymentDetail(ctx context.Context, p *payment.Payment) (pages.Detail, error) {
+func (c paymentPages) PaymentDetail(ctx context.Context, p *payment.Payment) (pages.Detail, error) {
 	var d pages.Detail
 	var err error
-	if d.Operations, err = c.s.store.PaymentOperations(ctx, p.ID); err != nil {
+	if d.Operations, err = c.store.PaymentOperations(ctx, p.ID); err != nil {
 		return d, err
 	}
-	if d.Refunds, err = c.s.store.ListRefunds(ctx, p.ID); err != nil {
+	if d.Refunds, err = c.store.ListRefunds(ctx, p.ID); err != nil {
 		return d, err
 	}
-	d.Events, err = resourceEvents(ctx, c.s.store, p.AccessKeyID, p.ID)
+	d.Events, err = resourceEvents(ctx, c.store, p.AccessKeyID, p.ID)
 	if err != nil {
 		return d, err
 	}
