@@ -67,8 +67,8 @@ type Detail struct {
 }
 
 // PaymentsReader is what the payments pages read; internal/cabinet/data
-// adapts the store to it. Nothing is cached: a payment is listed as soon as it is
-// stored.
+// adapts the store to it. Nothing is cached: a payment is listed as soon
+// as it is stored.
 type PaymentsReader interface {
 	ListPayments(ctx context.Context, q PaymentQuery) ([]*payment.Payment, error)
 	// PaymentsPerDay counts the key's payments created in [from, to) per

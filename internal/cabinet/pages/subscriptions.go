@@ -45,7 +45,8 @@ type ChargeQuery struct {
 }
 
 // SubscriptionsData is what these pages read and change;
-// internal/cabinet/data adapts the store and the subscription domain to it. Nothing is cached.
+// internal/cabinet/data adapts the store and the subscription domain to
+// it. Nothing is cached.
 type SubscriptionsData interface {
 	ListSubscriptions(ctx context.Context, q SubscriptionQuery) ([]*subscription.Subscription, error)
 	// FindSubscription finds a subscription by id, whatever key owns it;
