@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/paygate/paygate/internal/cabinet"
+	"github.com/paygate/paygate/internal/cabinet/data"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/handoff"
@@ -260,7 +261,8 @@ func New(cfg Config) (*App, error) {
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,
-		Keys: formKeys, Cabinet: a.Cabinet})
+		Keys: formKeys, Cabinet: a.Cabinet,
+		CabinetData: data.New(s, now, cfg.Providers, a.Subscriptions, a.Webhooks)})
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,14 @@ var persistence = []string{
 	"internal/jobs",  // River's drivers take the *sql.DB
 }
 
+// storeAdapters fit the store's methods to the interfaces an edge package
+// declares: the cabinet pages' data (docs/architecture.md, "Packages").
+// They call the store, never SQL, and serve no HTTP; the composition root
+// builds them and hands them to the edge, so nothing else imports them.
+var storeAdapters = []string{
+	"internal/cabinet/data", // pages.Data over the store and the domain services (docs/cabinet.md)
+}
+
 // resources are the siblings that call providers on the operation engine
 // (docs/architecture.md, "Adding a resource that calls a provider"). What
 // they share is a package of its own, never one of theirs.
@@ -92,6 +100,16 @@ var rules = []rule{
 			return inAny(p, edge) && !inAny(p, serverSide) && !under(p, "internal/provider")
 		},
 		forbid: []string{"internal/server", "internal/store", "database/sql"},
+	},
+	{
+		name:    "store adapters call the store's methods: no SQL, no HTTP, not the server",
+		applies: func(p string) bool { return inAny(p, storeAdapters) },
+		forbid:  []string{"database/sql", "net/http", "internal/server", "internal/jobs"},
+	},
+	{
+		name:    "only the composition root imports the store adapters",
+		applies: func(p string) bool { return p != compositionRoot && !under(p, "cmd") && !inAny(p, storeAdapters) },
+		forbid:  storeAdapters,
 	},
 	{
 		name:    "the store does not serve HTTP",
@@ -141,26 +159,29 @@ func TestDependencyDirection(t *testing.T) {
 // table that matches nothing cannot pass silently.
 func TestRulesCatch(t *testing.T) {
 	pkgs := map[string][]string{
-		"internal/verification":     {"context", "net/http"},                            // a new domain sibling
-		"internal/payment":          {"database/sql/driver"},                            // a subpackage of database/sql
-		"internal/provider/acme":    {"net/http", "internal/store"},                     // adapter reaching the store
-		"internal/server":           {"net/http", "modernc.org/sqlite"},                 // server reaching a driver
-		"internal/webhook/outbound": {"net/http"},                                       // allowed: edge
-		"internal/money":            {"strconv", "github.com/bojanz/currency"},          // allowed
-		"internal/store":            {"database/sql", "github.com/jackc/pgx/v5/pgconn"}, // allowed
-		"cmd/paygate":               {"net/http", "database/sql", "modernc.org/sqlite"}, // cmd wires everything
-		"internal/app":              {"net/http", "internal/store", "internal/server"},  // so does the composition root
-		"internal/store/storetest":  {"database/sql", "internal/payment"},               // allowed
-		"internal/store/dbconn":     {"database/sql/driver", "modernc.org/sqlite"},      // allowed: the store's connections
-		"internal/store/dbconn/x":   {"internal/store", "internal/payment"},             // connections reaching the SQL
-		"internal/payout":           {"internal/money", "internal/payment"},             // a resource reaching a sibling
-		"internal/subscription":     {"internal/payment"},                               // allowed: a charge is a payment
+		"internal/verification":     {"context", "net/http"},                                                    // a new domain sibling
+		"internal/payment":          {"database/sql/driver"},                                                    // a subpackage of database/sql
+		"internal/provider/acme":    {"net/http", "internal/store"},                                             // adapter reaching the store
+		"internal/server":           {"net/http", "modernc.org/sqlite", "internal/cabinet/data"},                // server reaching a driver, an adapter
+		"internal/cabinet/data":     {"internal/store", "internal/cabinet/pages", "net/http"},                   // a store adapter serving HTTP
+		"internal/webhook/outbound": {"net/http"},                                                               // allowed: edge
+		"internal/money":            {"strconv", "github.com/bojanz/currency"},                                  // allowed
+		"internal/store":            {"database/sql", "github.com/jackc/pgx/v5/pgconn"},                         // allowed
+		"cmd/paygate":               {"net/http", "database/sql", "modernc.org/sqlite"},                         // cmd wires everything
+		"internal/app":              {"net/http", "internal/store", "internal/server", "internal/cabinet/data"}, // so does the composition root
+		"internal/store/storetest":  {"database/sql", "internal/payment"},                                       // allowed
+		"internal/store/dbconn":     {"database/sql/driver", "modernc.org/sqlite"},                              // allowed: the store's connections
+		"internal/store/dbconn/x":   {"internal/store", "internal/payment"},                                     // connections reaching the SQL
+		"internal/payout":           {"internal/money", "internal/payment"},                                     // a resource reaching a sibling
+		"internal/subscription":     {"internal/payment"},                                                       // allowed: a charge is a payment
 	}
 	got, unused := violations(pkgs, []exception{{"internal/money", "net/http", "stale"}})
 	want := []string{
+		"internal/cabinet/data imports net/http: store adapters call the store's methods: no SQL, no HTTP, not the server",
 		"internal/payment imports database/sql/driver: domain packages import neither net/http nor database/sql",
 		"internal/payout imports internal/payment: a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
 		"internal/provider/acme imports internal/store: provider adapters know nothing of the store or the server",
+		"internal/server imports internal/cabinet/data: only the composition root imports the store adapters",
 		"internal/server imports modernc.org/sqlite: only the store knows the database drivers",
 		"internal/store/dbconn/x imports internal/payment: the store's connections know no table: dbconn imports no Paygate package",
 		"internal/store/dbconn/x imports internal/store: the store's connections know no table: dbconn imports no Paygate package",
@@ -208,9 +229,11 @@ func violations(pkgs map[string][]string, excused []exception) (found []string, 
 	return found, unused
 }
 
-// domain: a package under internal/ that is neither HTTP nor persistence.
+// domain: a package under internal/ that is neither HTTP, persistence nor
+// a store adapter.
 func domain(p string) bool {
-	return strings.HasPrefix(p, "internal/") && !inAny(p, edge) && !inAny(p, persistence) && p != compositionRoot
+	return strings.HasPrefix(p, "internal/") && !inAny(p, edge) && !inAny(p, persistence) && !inAny(p, storeAdapters) &&
+		p != compositionRoot
 }
 
 // under reports whether p is prefix or inside it; a prefix ending in "/"

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -123,6 +124,15 @@ func (s *Server) exportPayments() http.Handler {
 			panic(http.ErrAbortHandler)
 		}
 	})
+}
+
+// exportPage is the cabinet page's download (GET /cabinet/payments/export;
+// pages.Deps.Export): every payment q selects, written as exportPayments
+// writes them, at the key's clock the page puts in ctx.
+func (s *Server) exportPage(ctx context.Context, w http.ResponseWriter, q pages.PaymentQuery) (started bool, err error) {
+	f := store.PaymentFilter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search}
+	err = s.streamPaymentsCSV(ctx, w, q.KeyID, f, "payments.csv")
+	return errors.Is(err, errStreamCut), err
 }
 
 // errStreamCut wraps an error met after the CSV's first byte was sent.

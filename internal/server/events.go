@@ -156,7 +156,8 @@ func (s *Server) resendEvent() http.Handler {
 // resendTargets are the endpoints a resend of an event of eventType goes
 // to (docs/webhooks.md, "The event log"): every enabled endpoint whose
 // filter takes the type, or, with endpointID, that endpoint alone whatever
-// its filter, if it is enabled. The cabinet's resend uses it too.
+// its filter, if it is enabled. The cabinet's resend applies the same rule
+// (internal/cabinet/data).
 func resendTargets(eps []*webhook.Endpoint, eventType string, endpointID *string) []*webhook.Endpoint {
 	var targets []*webhook.Endpoint
 	for _, ep := range eps {

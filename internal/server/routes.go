@@ -84,8 +84,37 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	// The merchant cabinet's pages for merchants' staff (docs/cabinet.md;
 	// internal/cabinet/pages).
-	if s.cabinet != nil {
-		s.cabinet.Routes(handle)
+	if pg := s.cabinet; pg != nil {
+		handle("GET /cabinet/setup/{token}", pg.SetupPage())
+		handle("POST /cabinet/setup/{token}", pg.Setup())
+		handle("GET /cabinet/sign-in", pg.SignInPage())
+		handle("POST /cabinet/sign-in", pg.SignIn())
+		handle("POST /cabinet/sign-out", pg.SignOut())
+		handle("GET /cabinet/{$}", pg.Home())
+
+		handle("GET /cabinet/payments", pg.PaymentsPage())
+		handle("GET /cabinet/payments/{id}", pg.PaymentPage())
+		handle("GET /cabinet/payments/export", pg.ExportPayments())
+		handle("GET /cabinet/payments/totals", pg.TotalsPage())
+		handle("GET /cabinet/cards", pg.CardsPage())
+		handle("POST /cabinet/cards/{id}/delete", pg.DeleteCard())
+		handle("GET /cabinet/verifications", pg.VerificationsPage())
+		handle("GET /cabinet/verifications/{id}", pg.VerificationPage())
+		handle("GET /cabinet/payouts", pg.PayoutsPage())
+		handle("GET /cabinet/payouts/{id}", pg.PayoutPage())
+
+		handle("GET /cabinet/subscriptions", pg.SubscriptionsPage())
+		handle("GET /cabinet/subscriptions/{id}", pg.SubscriptionPage())
+		handle("POST /cabinet/subscriptions/{id}/pause", pg.ActOnSubscription(subscription.Pause))
+		handle("POST /cabinet/subscriptions/{id}/resume", pg.ActOnSubscription(subscription.Resume))
+		handle("POST /cabinet/subscriptions/{id}/cancel", pg.ActOnSubscription(subscription.Cancel))
+
+		handle("GET /cabinet/webhooks", pg.WebhooksPage())
+		handle("GET /cabinet/events", pg.EventsPage())
+		handle("GET /cabinet/events/{id}", pg.EventPage())
+		handle("POST /cabinet/events/{id}/resend", pg.ResendEvent())
+		handle("GET /cabinet/allowances", pg.AllowancesPage())
+		handle("GET /cabinet/channels", pg.ChannelsPage())
 	}
 }
 

@@ -121,6 +121,10 @@ type Deps struct {
 	// Cabinet manages the merchant cabinet's users and sessions; nil: the
 	// /cabinet/ pages answer 404 (docs/cabinet.md).
 	Cabinet *cabinet.Service
+	// CabinetData is what the cabinet's pages read and change, built by
+	// the composition root over the store (internal/cabinet/data); a nil
+	// area answers 404.
+	CabinetData pages.Data
 }
 
 // KeyDeriver derives secrets from the master keys (Deps.Keys); it is the
@@ -152,9 +156,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	if d.Cabinet != nil {
 		if s.cabinet, err = pages.New(pages.Config{PublicURL: cfg.PublicURL, Proxies: s.proxies},
-			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log,
-				Payments: cabinetPayments{s}, Cards: cabinetCards{s}, Activity: cabinetActivity{s},
-				Subscriptions: cabinetSubscriptions{s}, Webhooks: cabinetWebhooks{s}, Settings: cabinetSettings{s}}); err != nil {
+			pages.Deps{Users: d.Cabinet, Keys: d.Keys, Log: d.Log, Data: d.CabinetData, Export: s.exportPage}); err != nil {
 			return nil, err
 		}
 	}

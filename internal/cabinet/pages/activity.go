@@ -33,8 +33,8 @@ type ActivityQuery struct {
 	Limit        int
 }
 
-// ActivityData is what these pages read; internal/server adapts the store
-// to it. Nothing is cached.
+// ActivityData is what these pages read; internal/cabinet/data adapts the
+// store to it. Nothing is cached.
 type ActivityData interface {
 	ListVerifications(ctx context.Context, q ActivityQuery) ([]*verification.Verification, error)
 	// FindVerification finds a verification by id, whatever key owns it;
@@ -48,13 +48,19 @@ type ActivityData interface {
 	ResourceEvents(ctx context.Context, keyID, resourceID string) ([]Event, error)
 }
 
-// activityRoutes registers these pages.
-func (pg *Pages) activityRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/verifications", pg.activityList(verificationPages))
-	handle("GET /cabinet/verifications/{id}", pg.activityPage(verificationPages))
-	handle("GET /cabinet/payouts", pg.activityList(payoutPages))
-	handle("GET /cabinet/payouts/{id}", pg.activityPage(payoutPages))
-}
+// VerificationsPage is GET /cabinet/verifications: the shown key's card
+// verifications.
+func (pg *Pages) VerificationsPage() http.Handler { return pg.activityList(verificationPages) }
+
+// VerificationPage is GET /cabinet/verifications/{id}: one verification
+// with its events.
+func (pg *Pages) VerificationPage() http.Handler { return pg.activityPage(verificationPages) }
+
+// PayoutsPage is GET /cabinet/payouts: the shown key's payouts.
+func (pg *Pages) PayoutsPage() http.Handler { return pg.activityList(payoutPages) }
+
+// PayoutPage is GET /cabinet/payouts/{id}: one payout with its events.
+func (pg *Pages) PayoutPage() http.Handler { return pg.activityPage(payoutPages) }
 
 // activityItem is a verification or a payout as these pages show it: the
 // fields of its API answer (CardVerification, Payout) that concern staff.

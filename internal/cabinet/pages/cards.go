@@ -26,8 +26,8 @@ type CardQuery struct {
 	Limit        int
 }
 
-// CardsData is what these pages read and change; internal/server adapts the
-// store to it.
+// CardsData is what these pages read and change; internal/cabinet/data
+// adapts the store to it.
 type CardsData interface {
 	// ListCards lists the key's usable saved cards as
 	// listPaymentMethodTokens (GET /cabinet/v1/payment-method-tokens) does.
@@ -36,12 +36,6 @@ type CardsData interface {
 	// /cabinet/v1/payment-method-tokens/{id}) does, at the key's clock.
 	// false: the key has no such usable card, and nothing changed.
 	DeleteCard(ctx context.Context, key merchant.Key, id string) (bool, error)
-}
-
-// cardRoutes registers these pages.
-func (pg *Pages) cardRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/cards", pg.CardsPage())
-	handle("POST /cabinet/cards/{id}/delete", pg.DeleteCard())
 }
 
 // cardsView is the saved cards page's template data.

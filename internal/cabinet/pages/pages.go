@@ -36,11 +36,19 @@ type Deps struct {
 	Users *cabinet.Service
 	Keys  KeyDeriver
 	Log   *slog.Logger
-	// Payments reads the payments pages' data; nil: those pages answer
-	// 404.
-	Payments PaymentsReader
-	// The other pages' data, one interface per area, each declared in the
-	// area's file; nil: that area's pages answer 404.
+	// Data is what the signed-in pages read and change.
+	Data
+	// Export writes the payments page's CSV download; nil: the download
+	// answers 404.
+	Export ExportFunc
+}
+
+// Data is what the signed-in pages read and change: one interface per
+// area, each declared in the area's file; internal/cabinet/data implements
+// them over the store, and the composition root builds it. A nil field:
+// that area's pages answer 404.
+type Data struct {
+	Payments      PaymentsReader    // payments.go
 	Cards         CardsData         // cards.go
 	Activity      ActivityData      // activity.go: verifications, payouts
 	Subscriptions SubscriptionsData // subscriptions.go
@@ -341,22 +349,6 @@ func (pg *Pages) Changing(h func(w http.ResponseWriter, r *http.Request, u *cabi
 		}
 		h(w, r, u, csrf)
 	})
-}
-
-// Routes registers every page under /cabinet/; each area registers its own.
-func (pg *Pages) Routes(handle func(pattern string, h http.Handler)) {
-	handle("GET /cabinet/setup/{token}", pg.SetupPage())
-	handle("POST /cabinet/setup/{token}", pg.Setup())
-	handle("GET /cabinet/sign-in", pg.SignInPage())
-	handle("POST /cabinet/sign-in", pg.SignIn())
-	handle("POST /cabinet/sign-out", pg.SignOut())
-	handle("GET /cabinet/{$}", pg.Home())
-	pg.paymentRoutes(handle)
-	pg.cardRoutes(handle)
-	pg.activityRoutes(handle)
-	pg.subscriptionRoutes(handle)
-	pg.webhookRoutes(handle)
-	pg.settingsRoutes(handle)
 }
 
 // scope is the view of a signed-in page with the key it shows: the query's

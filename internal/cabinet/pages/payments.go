@@ -66,9 +66,9 @@ type Detail struct {
 	Events     []Event
 }
 
-// PaymentsReader is what the payments pages read; internal/server adapts
-// the store to it. Nothing is cached: a payment is listed as soon as it is
-// stored.
+// PaymentsReader is what the payments pages read; internal/cabinet/data
+// adapts the store to it. Nothing is cached: a payment is listed as soon
+// as it is stored.
 type PaymentsReader interface {
 	ListPayments(ctx context.Context, q PaymentQuery) ([]*payment.Payment, error)
 	// PaymentsPerDay counts the key's payments created in [from, to) per
@@ -77,12 +77,6 @@ type PaymentsReader interface {
 	// FindPayment finds a payment by id, whatever key owns it; nil: none.
 	FindPayment(ctx context.Context, id string) (*payment.Payment, error)
 	PaymentDetail(ctx context.Context, p *payment.Payment) (Detail, error)
-	// ExportCSV writes every payment q selects (its Limit and keyset bound
-	// ignored) into w as exportPayments (GET /cabinet/v1/payments/export)
-	// writes them, at the key's clock carried by ctx. An error with started
-	// false means nothing was written; with started true the caller must
-	// abort the connection.
-	ExportCSV(ctx context.Context, w http.ResponseWriter, q PaymentQuery) (started bool, err error)
 	// Totals are getPaymentTotals (GET /cabinet/v1/payments/totals) of the
 	// payments q selects.
 	Totals(ctx context.Context, q PaymentQuery) ([]CurrencyTotals, error)
@@ -139,14 +133,6 @@ func row(p *payment.Payment) paymentRow {
 
 func (pg *Pages) notFound(w http.ResponseWriter, msg string) {
 	pg.render(w, http.StatusNotFound, "message", view{Title: "Not found", Message: msg})
-}
-
-// paymentRoutes registers the payments pages.
-func (pg *Pages) paymentRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/payments", pg.PaymentsPage())
-	handle("GET /cabinet/payments/{id}", pg.PaymentPage())
-	handle("GET /cabinet/payments/export", pg.ExportPayments())
-	handle("GET /cabinet/payments/totals", pg.TotalsPage())
 }
 
 // PaymentsPage is GET /cabinet/payments: one granted key's payments,

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"time"
@@ -14,13 +15,21 @@ import (
 // totals"): the same filters as the page, over every page of it, as the
 // signed exportPayments and getPaymentTotals compute them.
 
+// ExportFunc writes every payment q selects (its Limit and keyset bound
+// ignored) into w as exportPayments (GET /cabinet/v1/payments/export)
+// writes them, at the key's clock carried by ctx: internal/server, which
+// serves that route and owns the payments' API view, hands it (Deps.Export).
+// An error with started false means nothing was written; with started true
+// the caller must abort the connection.
+type ExportFunc func(ctx context.Context, w http.ResponseWriter, q PaymentQuery) (started bool, err error)
+
 // ExportPayments is GET /cabinet/payments/export: the filtered view as a
 // CSV download, streamed; an error after the first byte aborts the
 // connection, so the browser reports a failed download rather than keeping
 // a CSV cut short.
 func (pg *Pages) ExportPayments() http.Handler {
 	return pg.Signed(func(w http.ResponseWriter, r *http.Request, u *cabinet.User, csrf string) {
-		if pg.payments == nil {
+		if pg.d.Export == nil {
 			pg.notFound(w, "These pages are not served here.")
 			return
 		}
@@ -35,7 +44,7 @@ func (pg *Pages) ExportPayments() http.Handler {
 		v := paymentsView{view: base}
 		f, _ := v.filter(r.URL.Query())
 		ctx := clock.With(r.Context(), keyOffset(base.Key))
-		started, err := pg.payments.ExportCSV(ctx, w, f)
+		started, err := pg.d.Export(ctx, w, f)
 		switch {
 		case err == nil:
 		case !started:

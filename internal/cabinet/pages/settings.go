@@ -38,8 +38,8 @@ type ChannelInfo struct {
 	Capabilities []string
 }
 
-// SettingsData is what these pages read; internal/server adapts the store
-// and the domain services to it. Nothing is cached.
+// SettingsData is what these pages read; internal/cabinet/data adapts the
+// store and the domain services to it. Nothing is cached.
 type SettingsData interface {
 	// Allowances lists the key's allowances as listLimits (GET /limits)
 	// does, at the key's clock.
@@ -47,12 +47,6 @@ type SettingsData interface {
 	// Channels lists the key's channels in routing order, never a provider
 	// secret.
 	Channels(ctx context.Context, keyID string) ([]ChannelInfo, error)
-}
-
-// settingsRoutes registers these pages.
-func (pg *Pages) settingsRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/allowances", pg.AllowancesPage())
-	handle("GET /cabinet/channels", pg.ChannelsPage())
 }
 
 // allowancesView is the allowances page's template data.

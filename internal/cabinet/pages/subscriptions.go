@@ -44,8 +44,9 @@ type ChargeQuery struct {
 	Limit        int
 }
 
-// SubscriptionsData is what these pages read and change; internal/server
-// adapts the store and the subscription domain to it. Nothing is cached.
+// SubscriptionsData is what these pages read and change;
+// internal/cabinet/data adapts the store and the subscription domain to
+// it. Nothing is cached.
 type SubscriptionsData interface {
 	ListSubscriptions(ctx context.Context, q SubscriptionQuery) ([]*subscription.Subscription, error)
 	// FindSubscription finds a subscription by id, whatever key owns it;
@@ -62,15 +63,6 @@ type SubscriptionsData interface {
 	// the same events. A refusal is a *fault.Error: not_found, or
 	// invalid_subscription_state when the status does not allow a.
 	ActOnSubscription(ctx context.Context, key merchant.Key, id string, a subscription.Action) (*subscription.Subscription, error)
-}
-
-// subscriptionRoutes registers these pages.
-func (pg *Pages) subscriptionRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/subscriptions", pg.SubscriptionsPage())
-	handle("GET /cabinet/subscriptions/{id}", pg.SubscriptionPage())
-	for _, a := range []subscription.Action{subscription.Pause, subscription.Resume, subscription.Cancel} {
-		handle("POST /cabinet/subscriptions/{id}/"+string(a), pg.ActOnSubscription(a))
-	}
 }
 
 // subscriptionsView is the subscriptions list's template data.

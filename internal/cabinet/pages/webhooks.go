@@ -81,8 +81,8 @@ type Delivery struct {
 	Attempts            []Attempt
 }
 
-// WebhooksData is what these pages read and change; internal/server adapts
-// the store and the webhook service to it. Nothing is cached.
+// WebhooksData is what these pages read and change; internal/cabinet/data
+// adapts the store and the webhook service to it. Nothing is cached.
 type WebhooksData interface {
 	// Endpoints lists the key's endpoints that are not removed, oldest
 	// first, with their health.
@@ -106,14 +106,6 @@ var ErrNoEvent = errors.New("no such event")
 
 // maxResourceID bounds the resource filter, as GET /api/v1/events does.
 const maxResourceID = 64
-
-// webhookRoutes registers these pages.
-func (pg *Pages) webhookRoutes(handle func(string, http.Handler)) {
-	handle("GET /cabinet/webhooks", pg.WebhooksPage())
-	handle("GET /cabinet/events", pg.EventsPage())
-	handle("GET /cabinet/events/{id}", pg.EventPage())
-	handle("POST /cabinet/events/{id}/resend", pg.ResendEvent())
-}
 
 type webhooksView struct {
 	view

@@ -1,4 +1,4 @@
-package server
+package data
 
 import (
 	"context"
@@ -8,25 +8,25 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 )
 
-// cabinetSettings adapts the store and the domain services to what the cabinet's
-// allowances and channels pages read (pages.SettingsData; docs/cabinet.md,
-// "Allowances" and "Channels"). Read-only; nothing is cached.
-type cabinetSettings struct{ s *Server }
+// settingsPages is what the allowances and channels pages read
+// (pages.SettingsData; docs/cabinet.md, "Allowances" and "Channels").
+// Read-only.
+type settingsPages struct{ *source }
 
-var _ pages.SettingsData = cabinetSettings{}
+var _ pages.SettingsData = settingsPages{}
 
 // Allowances are the figures listLimits (GET /limits) answers, at the
 // key's clock: the allowance day is the UTC date of the key's time
 // (docs/design/decisions.md sections 12 and 14).
-func (c cabinetSettings) Allowances(ctx context.Context, key merchant.Key) (pages.AllowanceDay, error) {
-	now := c.s.keyNow(keyClock(ctx, key))
+func (c settingsPages) Allowances(ctx context.Context, key merchant.Key) (pages.AllowanceDay, error) {
+	now := c.keyNow(keyClock(ctx, key))
 	d := pages.AllowanceDay{Now: now}
-	settings, err := c.s.store.ListAllowances(ctx, key.ID)
+	settings, err := c.store.ListAllowances(ctx, key.ID)
 	if err != nil {
 		return d, err
 	}
 	for _, set := range settings {
-		u, err := c.s.store.AllowanceUsage(ctx, key.ID, set.Allowance, set.Currency, allowance.Day(now))
+		u, err := c.store.AllowanceUsage(ctx, key.ID, set.Allowance, set.Currency, allowance.Day(now))
 		if err != nil {
 			return d, err
 		}
@@ -38,8 +38,8 @@ func (c cabinetSettings) Allowances(ctx context.Context, key merchant.Key) (page
 // Channels are the key's channels as listPaymentChannels (GET
 // /payment-channels) shows them, with their provider profile's
 // capabilities. A channel holds no provider secret.
-func (c cabinetSettings) Channels(ctx context.Context, keyID string) ([]pages.ChannelInfo, error) {
-	chs, err := c.s.store.ChannelsForKey(ctx, keyID)
+func (c settingsPages) Channels(ctx context.Context, keyID string) ([]pages.ChannelInfo, error) {
+	chs, err := c.store.ChannelsForKey(ctx, keyID)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +47,8 @@ func (c cabinetSettings) Channels(ctx context.Context, keyID string) ([]pages.Ch
 	for _, ch := range chs {
 		info := pages.ChannelInfo{ID: ch.ID, Alias: ch.Alias, PaymentMethods: ch.PaymentMethods,
 			Currencies: ch.Currencies, CheckoutMode: ch.CheckoutMode}
-		if c.s.payments != nil && c.s.payments.Providers != nil {
-			if prov, err := c.s.payments.Providers.Provider(ch.Provider); err == nil {
+		if c.providers != nil {
+			if prov, err := c.providers.Provider(ch.Provider); err == nil {
 				if caps, err := prov.Capabilities(ch.Profile); err == nil {
 					info.Capabilities = make([]string, len(caps))
 					for i, cp := range caps {

@@ -1,4 +1,4 @@
-package server
+package data
 
 import (
 	"context"
@@ -10,41 +10,42 @@ import (
 	"github.com/paygate/paygate/internal/verification"
 )
 
-// cabinetActivity adapts the store to what the cabinet's verifications and
-// payouts pages read (pages.ActivityData; docs/cabinet.md, "Verifications"
-// and "Payouts"). Every call reads the database: nothing is cached.
-type cabinetActivity struct{ s *Server }
+// activityPages is what the verifications and payouts pages read
+// (pages.ActivityData; docs/cabinet.md, "Verifications" and "Payouts").
+type activityPages struct{ *source }
+
+var _ pages.ActivityData = activityPages{}
 
 func activityFilter(q pages.ActivityQuery) store.ActivityFilter {
 	return store.ActivityFilter{Status: q.Status, AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit}
 }
 
-func (c cabinetActivity) ListVerifications(ctx context.Context, q pages.ActivityQuery) ([]*verification.Verification, error) {
-	return c.s.store.ListVerificationsPage(ctx, q.KeyID, activityFilter(q))
+func (c activityPages) ListVerifications(ctx context.Context, q pages.ActivityQuery) ([]*verification.Verification, error) {
+	return c.store.ListVerificationsPage(ctx, q.KeyID, activityFilter(q))
 }
 
-func (c cabinetActivity) FindVerification(ctx context.Context, id string) (*verification.Verification, error) {
-	v, err := c.s.store.FindVerificationByID(ctx, id)
+func (c activityPages) FindVerification(ctx context.Context, id string) (*verification.Verification, error) {
+	v, err := c.store.FindVerificationByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return v, err
 }
 
-func (c cabinetActivity) ListPayouts(ctx context.Context, q pages.ActivityQuery) ([]*payout.Payout, error) {
-	return c.s.store.ListPayoutsPage(ctx, q.KeyID, activityFilter(q))
+func (c activityPages) ListPayouts(ctx context.Context, q pages.ActivityQuery) ([]*payout.Payout, error) {
+	return c.store.ListPayoutsPage(ctx, q.KeyID, activityFilter(q))
 }
 
-func (c cabinetActivity) FindPayout(ctx context.Context, id string) (*payout.Payout, error) {
-	p, err := c.s.store.FindPayoutByID(ctx, id)
+func (c activityPages) FindPayout(ctx context.Context, id string) (*payout.Payout, error) {
+	p, err := c.store.FindPayoutByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return p, err
 }
 
-func (c cabinetActivity) ResourceEvents(ctx context.Context, keyID, resourceID string) ([]pages.Event, error) {
-	return resourceEvents(ctx, c.s.store, keyID, resourceID)
+func (c activityPages) ResourceEvents(ctx context.Context, keyID, resourceID string) ([]pages.Event, error) {
+	return resourceEvents(ctx, c.store, keyID, resourceID)
 }
 
 // resourceEvents lists the key's last maxEvents events about a resource,
