@@ -138,8 +138,9 @@ func (s *Server) resendEvent() http.Handler {
 			if err != nil {
 				return answer{}, err
 			}
-			targets := resendTargets(eps, e.Type, in.EndpointID)
-			if in.EndpointID != nil && len(targets) == 0 {
+			id := deref(in.EndpointID)
+			targets := webhook.ResendTargets(eps, e.Type, id)
+			if in.EndpointID != nil && (id == "" || len(targets) == 0) {
 				return answer{}, fault.OnField(fault.ValidationError, "endpoint_id", "no enabled webhook endpoint of this key has this id")
 			}
 			if err := s.webhooks.Resend(ctx, tx, e.ID, targets); err != nil {
@@ -151,24 +152,6 @@ func (s *Server) resendEvent() http.Handler {
 			}
 			return answer{http.StatusOK, d}, nil
 		})
-}
-
-// resendTargets are the endpoints a resend of an event of eventType goes
-// to (docs/webhooks.md, "The event log"): every enabled endpoint whose
-// filter takes the type, or, with endpointID, that endpoint alone whatever
-// its filter, if it is enabled. The cabinet's resend applies the same rule
-// (internal/cabinet/data).
-func resendTargets(eps []*webhook.Endpoint, eventType string, endpointID *string) []*webhook.Endpoint {
-	var targets []*webhook.Endpoint
-	for _, ep := range eps {
-		if !ep.Enabled() {
-			continue
-		}
-		if endpointID == nil && ep.Wants(eventType) || endpointID != nil && *endpointID == ep.ID {
-			targets = append(targets, ep)
-		}
-	}
-	return targets
 }
 
 // eventReader is what showing an event reads: the store or a transaction.

@@ -138,3 +138,21 @@ func (s *Service) Resend(ctx context.Context, tx ResendTx, eventID string, endpo
 	}
 	return nil
 }
+
+// ResendTargets are the endpoints a resend of an event of eventType goes
+// to (docs/webhooks.md, "The event log"): every enabled endpoint of eps
+// whose filter takes the type, or, with endpointID (not empty), that
+// endpoint alone whatever its filter, if it is enabled. The API's resend
+// and the cabinet's apply it alike.
+func ResendTargets(eps []*Endpoint, eventType, endpointID string) []*Endpoint {
+	var targets []*Endpoint
+	for _, ep := range eps {
+		if !ep.Enabled() {
+			continue
+		}
+		if endpointID == "" && ep.Wants(eventType) || endpointID != "" && endpointID == ep.ID {
+			targets = append(targets, ep)
+		}
+	}
+	return targets
+}

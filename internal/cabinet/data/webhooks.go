@@ -133,7 +133,7 @@ func (c webhookPages) Resend(ctx context.Context, keyID, eventID, endpointID str
 		if err != nil {
 			return err
 		}
-		targets := resendTargets(eps, e.Type, endpointID)
+		targets := webhook.ResendTargets(eps, e.Type, endpointID)
 		if len(targets) == 0 {
 			return pages.ErrNoEndpoint
 		}
@@ -141,22 +141,4 @@ func (c webhookPages) Resend(ctx context.Context, keyID, eventID, endpointID str
 		return c.webhooks.Resend(ctx, tx, e.ID, targets)
 	})
 	return n, err
-}
-
-// resendTargets are the endpoints a resend of an event of eventType goes
-// to (docs/webhooks.md, "The event log"), by the rule resendEvent applies
-// in internal/server: every enabled endpoint whose filter takes the type,
-// or, with endpointID, that endpoint alone whatever its filter, if it is
-// enabled.
-func resendTargets(eps []*webhook.Endpoint, eventType, endpointID string) []*webhook.Endpoint {
-	var targets []*webhook.Endpoint
-	for _, ep := range eps {
-		if !ep.Enabled() {
-			continue
-		}
-		if endpointID == "" && ep.Wants(eventType) || endpointID != "" && endpointID == ep.ID {
-			targets = append(targets, ep)
-		}
-	}
-	return targets
 }
