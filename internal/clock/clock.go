@@ -12,7 +12,6 @@ package clock
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -72,20 +71,3 @@ func OfKey(ctx context.Context, r Reader, keyID string) (context.Context, error)
 // the process's clock). If the key's clock is moved on meanwhile, the job
 // finds its work already due, or done by the advance.
 func Process(ctx context.Context, t time.Time) time.Time { return t.Add(-Offset(ctx)) }
-
-// Expired is what a Due's Run answers after an expiry: RanExpirations
-// when it changed something, "" when by then there was nothing to do. An
-// err that is lost (the domain's lost compare-and-set: the resource moved
-// meanwhile, by its job or a request) is nothing done, and the advance
-// looks again.
-func Expired(changed bool, err, lost error) (string, error) {
-	switch {
-	case errors.Is(err, lost):
-		return "", nil
-	case err != nil:
-		return "", err
-	case changed:
-		return RanExpirations, nil
-	}
-	return "", nil
-}

@@ -35,15 +35,9 @@ func (c clockSource) NextDue(ctx context.Context, keyID string, upTo time.Time) 
 	}
 	switch {
 	case sid != "" && (aid == "" || !aat.Before(sat)):
-		return &clock.Due{At: sat, Run: func(ctx context.Context) (string, error) {
-			done, _, err := c.e.expireSession(ctx, sid)
-			return clock.Expired(done, err, ErrConflict)
-		}}, nil
+		return clock.DueAt(sat, c.e.expireSessionJob(ExpireSessionArgs{PaymentID: sid})), nil
 	case aid != "":
-		return &clock.Due{At: aat, Run: func(ctx context.Context) (string, error) {
-			done, _, err := c.e.expireAuthorization(ctx, aid)
-			return clock.Expired(done, err, ErrConflict)
-		}}, nil
+		return clock.DueAt(aat, c.e.expireAuthorizationJob(ExpireAuthorizationArgs{PaymentID: aid})), nil
 	}
 	return nil, nil
 }

@@ -78,20 +78,13 @@ type ExpireAuthorizationArgs struct {
 // Kind names the job.
 func (ExpireAuthorizationArgs) Kind() string { return "payment.expire_authorization" }
 
-// ExpireAuthorizationWorker runs payment.expire_authorization jobs.
-type ExpireAuthorizationWorker struct {
-	river.WorkerDefaults[ExpireAuthorizationArgs]
-	Engine *Engine
-}
-
-// Work moves a still-authorized payment past its authorization_expires_at
-// to expired, or snoozes while its key's clock has not reached it.
-func (w *ExpireAuthorizationWorker) Work(ctx context.Context, job *river.Job[ExpireAuthorizationArgs]) error {
-	_, wait, err := w.Engine.expireAuthorization(ctx, job.Args.PaymentID)
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
+// expireAuthorizationJob moves a still-authorized payment past its
+// authorization_expires_at to expired, or snoozes while its key's clock
+// has not reached it.
+func (e *Engine) expireAuthorizationJob(args ExpireAuthorizationArgs) clock.Expiry {
+	return func(ctx context.Context) (bool, time.Duration, error) {
+		return e.expireAuthorization(ctx, args.PaymentID)
 	}
-	return err
 }
 
 // expireAuthorization expires a hold at its key's time (ctx's when it
@@ -140,7 +133,7 @@ func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
 
 // AddWorkers registers every payment job's worker on the engine.
 func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &ExpireSessionWorker{Engine: e})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireSessionArgs]{Expire: e.expireSessionJob})
 	river.AddWorker(w, &PollWorker{Engine: e})
-	river.AddWorker(w, &ExpireAuthorizationWorker{Engine: e})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireAuthorizationArgs]{Expire: e.expireAuthorizationJob})
 }

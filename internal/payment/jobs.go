@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/paygate/paygate/internal/clock"
 )
 
@@ -17,22 +15,13 @@ type ExpireSessionArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (ExpireSessionArgs) Kind() string { return "payment.expire_session" }
 
-// ExpireSessionWorker expires sessions not paid by expires_at
-// (docs/design/decisions.md section 4).
-type ExpireSessionWorker struct {
-	river.WorkerDefaults[ExpireSessionArgs]
-	Engine *Engine
-}
-
-// Work expires the session, or snoozes while its key's clock has not yet
-// reached the deadline (River schedules by the process's clock, which the
-// key's may run ahead of). The change and its event commit together.
-func (w *ExpireSessionWorker) Work(ctx context.Context, job *river.Job[ExpireSessionArgs]) error {
-	_, wait, err := w.Engine.expireSession(ctx, job.Args.PaymentID)
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return err
+// expireSessionJob expires a session not paid by expires_at
+// (docs/design/decisions.md section 4), or snoozes while its key's clock
+// has not yet reached the deadline (River schedules by the process's
+// clock, which the key's may run ahead of). The change and its event
+// commit together.
+func (e *Engine) expireSessionJob(args ExpireSessionArgs) clock.Expiry {
+	return func(ctx context.Context) (bool, time.Duration, error) { return e.expireSession(ctx, args.PaymentID) }
 }
 
 // expireSession expires the session at its key's time (ctx's when it

@@ -22,23 +22,16 @@ type ExpireActionArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (ExpireActionArgs) Kind() string { return "payout.expire_action" }
 
-// ExpireActionWorker runs payout.expire_action jobs.
-type ExpireActionWorker struct {
-	river.WorkerDefaults[ExpireActionArgs]
-	Engine *Engine
-}
-
-// Work asks the provider once more about a payout that still waits at its
-// deadline: a final answer is recorded as any outcome is; still waiting
-// (or no answer), the payout ends failed with authentication_expired
-// (docs/design/decisions.md section 15). Before the deadline by its key's
-// clock (River schedules by the process's) it snoozes.
-func (w *ExpireActionWorker) Work(ctx context.Context, job *river.Job[ExpireActionArgs]) error {
-	_, wait, err := w.Engine.expireAction(ctx, job.Args.PayoutID, job.Args.OperationID)
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
+// expireJob asks the provider once more about a payout that still waits
+// at its deadline: a final answer is recorded as any outcome is; still
+// waiting (or no answer), the payout ends failed with
+// authentication_expired (docs/design/decisions.md section 15). Before the
+// deadline by its key's clock (River schedules by the process's) it
+// snoozes.
+func (e *Engine) expireJob(args ExpireActionArgs) clock.Expiry {
+	return func(ctx context.Context) (bool, time.Duration, error) {
+		return e.expireAction(ctx, args.PayoutID, args.OperationID)
 	}
-	return err
 }
 
 // expireAction is the expiry job's work at the payout's key's time (ctx's
@@ -107,13 +100,10 @@ func (c clockSource) NextDue(ctx context.Context, keyID string, upTo time.Time) 
 	if err != nil || id == "" {
 		return nil, err
 	}
-	return &clock.Due{At: at, Run: func(ctx context.Context) (string, error) {
-		done, _, err := c.e.expireAction(ctx, id, opID)
-		return clock.Expired(done, err, ErrConflict)
-	}}, nil
+	return clock.DueAt(at, c.e.expireJob(ExpireActionArgs{PayoutID: id, OperationID: opID})), nil
 }
 
 // AddWorkers registers every payout job's worker.
 func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &ExpireActionWorker{Engine: e})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireActionArgs]{Expire: e.expireJob})
 }

@@ -17,23 +17,13 @@ type ExpireArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (ExpireArgs) Kind() string { return "card_verification.expire" }
 
-// ExpireWorker runs card_verification.expire jobs.
-type ExpireWorker struct {
-	river.WorkerDefaults[ExpireArgs]
-	Engine *Engine
-}
-
-// Work fails a code_sent verification past its deadline with
+// expireJob fails a code_sent verification past its deadline with
 // verification_expired (docs/design/decisions.md section 15). Before the
 // deadline by its key's clock (River schedules by the process's), or while
 // the provider's answer is still awaited (pending, manual_review), it
 // snoozes.
-func (w *ExpireWorker) Work(ctx context.Context, job *river.Job[ExpireArgs]) error {
-	_, wait, err := w.Engine.expire(ctx, job.Args.VerificationID)
-	if err == nil && wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return err // ErrConflict: it moved meanwhile; the job runs again
+func (e *Engine) expireJob(args ExpireArgs) clock.Expiry {
+	return func(ctx context.Context) (bool, time.Duration, error) { return e.expire(ctx, args.VerificationID) }
 }
 
 // expire is the expiry job's work at the verification's key's time (ctx's
@@ -92,13 +82,10 @@ func (c clockSource) NextDue(ctx context.Context, keyID string, upTo time.Time) 
 	if err != nil || id == "" {
 		return nil, err
 	}
-	return &clock.Due{At: at, Run: func(ctx context.Context) (string, error) {
-		done, _, err := c.e.expire(ctx, id)
-		return clock.Expired(done, err, ErrConflict)
-	}}, nil
+	return clock.DueAt(at, c.e.expireJob(ExpireArgs{VerificationID: id})), nil
 }
 
 // AddWorkers registers the verification's jobs.
 func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &ExpireWorker{Engine: e})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireArgs]{Expire: e.expireJob})
 }
