@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -180,15 +179,7 @@ func (r *rig) payout(id string) *payout.Payout {
 
 // events lists the types of the payout's events, oldest first.
 func (r *rig) events(k merchant.Key, id string) []string {
-	r.t.Helper()
-	evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{ResourceID: id, Limit: 100})
-	require.NoError(r.t, err)
-	var types []string
-	for _, ev := range evs {
-		types = append(types, ev.Type)
-	}
-	slices.Reverse(types)
-	return types
+	return storetest.EventTypes(r.t, r.store, k.ID, id)
 }
 
 // usage is the key's payout allowance today in USD.

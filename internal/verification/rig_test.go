@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -194,15 +193,7 @@ func (r *rig) verification(id string) *verification.Verification {
 
 // events lists the types of the verification's events, oldest first.
 func (r *rig) events(k merchant.Key, id string) []string {
-	r.t.Helper()
-	evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{ResourceID: id, Limit: 100})
-	require.NoError(r.t, err)
-	var types []string
-	for _, ev := range evs {
-		types = append(types, ev.Type)
-	}
-	slices.Reverse(types)
-	return types
+	return storetest.EventTypes(r.t, r.store, k.ID, id)
 }
 
 // cardHashes are the card number's keyed hashes, one under each master

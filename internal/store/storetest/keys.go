@@ -67,6 +67,20 @@ func OpenOperations(t testing.TB, s *store.Store, resourceID string) []string {
 	return ids
 }
 
+// EventTypes lists the types of a resource's events, oldest first.
+func EventTypes(t testing.TB, s *store.Store, keyID, resourceID string) []string {
+	t.Helper()
+	evs, err := s.ListEvents(context.Background(), keyID, store.EventFilter{ResourceID: resourceID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]string, len(evs))
+	for i, ev := range evs {
+		types[len(evs)-1-i] = ev.Type // newest first
+	}
+	return types
+}
+
 func randomID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
