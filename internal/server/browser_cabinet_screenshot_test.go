@@ -78,7 +78,7 @@ func TestCabinetScreenshots(t *testing.T) {
 	events, err := e.store.ListEvents(context.Background(), e.aKey.ID, store.EventFilter{ResourceID: paid.PaymentID, Limit: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, events)
-	e.drive(time.Second, func() bool { return e.deliveryStatus(events[0].ID) == webhook.Succeeded })
+	e.await(time.Second, e.deliveryIs(events[0].ID, webhook.Succeeded))
 
 	shots := []struct {
 		name, path string

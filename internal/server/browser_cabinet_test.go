@@ -179,13 +179,13 @@ func TestBrowserCabinet(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(e.url+"/cabinet/events?type=payment.succeeded&resource_id="+paid.PaymentID),
 			chromedp.WaitVisible(chromedp.CSS("tr[data-event] a")))
 		eventID := eval[string](t, ctx, `document.querySelector("tr[data-event]").dataset.event`)
-		e.drive(time.Second, func() bool { return len(rc.requests(eventID)) == 1 })
+		e.await(time.Second, rc.has(eventID, 1))
 		run(t, ctx, chromedp.Click(chromedp.CSS("tr[data-event] a")), chromedp.WaitVisible(chromedp.CSS("#payload")))
 		require.NotContains(t, text(t, ctx, "#payload"), "4242424242424242")
 		run(t, ctx, submitted("#resend button"), chromedp.WaitVisible(chromedp.CSS("#payload")))
 		require.Contains(t, text(t, ctx, "body"), "Queued for delivery again")
-		e.drive(time.Second, func() bool { return len(rc.requests(eventID)) == 2 })
-		e.drive(time.Second, func() bool { return e.deliveryStatus(eventID) == webhook.Succeeded })
+		e.await(time.Second, rc.has(eventID, 2))
+		e.await(time.Second, e.deliveryIs(eventID, webhook.Succeeded))
 		run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#payload")))
 		require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll("tr[data-attempt]").length`))
 

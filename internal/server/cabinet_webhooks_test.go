@@ -235,7 +235,7 @@ func TestCabinetEventResend(t *testing.T) {
 		ep := e.addEndpoint(e.a, rc.URL)
 		epB := e.addEndpoint(e.b, rc.URL+"/bee")
 		ev := e.recordEvent(e.aKey, "payment.succeeded")
-		e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+		e.await(time.Second, e.deliveryIs(ev.ID, webhook.Succeeded))
 		require.Len(t, rc.requests(ev.ID), 1)
 		page := "/cabinet/events/" + ev.ID
 		resend := page + "/resend"
@@ -290,10 +290,10 @@ func TestCabinetEventResend(t *testing.T) {
 			require.Equal(t, http.StatusSeeOther, status)
 			require.Equal(t, page+"?done=resent", loc)
 			require.Equal(t, before[ep.ID]+1, e.generations(t, ev.ID)[ep.ID])
-			e.drive(time.Second, func() bool { return len(rc.requests(ev.ID)) == 2 })
+			e.await(time.Second, rc.has(ev.ID, 2))
 			require.Equal(t, ev.ID, rc.requests(ev.ID)[1].header.Get("webhook-id"), "the same event id")
 			verify(t, ep.Secret, rc.requests(ev.ID)[1])
-			e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+			e.await(time.Second, e.deliveryIs(ev.ID, webhook.Succeeded))
 			status, body, _ := bob.get(e.url + loc)
 			require.Equal(t, http.StatusOK, status)
 			require.Contains(t, body, "Queued for delivery again")
@@ -303,7 +303,7 @@ func TestCabinetEventResend(t *testing.T) {
 			// To one endpoint, chosen.
 			status, _, _ = bob.post(e.url+resend, url.Values{"csrf_token": {csrf}, "endpoint_id": {ep.ID}})
 			require.Equal(t, http.StatusSeeOther, status)
-			e.drive(time.Second, func() bool { return len(rc.requests(ev.ID)) == 3 })
+			e.await(time.Second, rc.has(ev.ID, 3))
 		})
 
 		t.Run("no enabled endpoint", func(t *testing.T) {

@@ -2,11 +2,11 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -218,13 +218,14 @@ func mergeForm(a, b url.Values) url.Values {
 // (a 3DS or provider page), and returns where.
 func (p *payer) awaitRedirect(sessionID, prefix string) string {
 	p.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	var location string
+	p.e.await(0, func() error {
 		pg := p.get(p.e.url + "/checkout/" + sessionID)
-		if strings.HasPrefix(pg.location, prefix) {
-			return pg.location
+		if !strings.HasPrefix(pg.location, prefix) {
+			return fmt.Errorf("session %s never sent the payer to %s (last: %d %s)", sessionID, prefix, pg.status, pg.location)
 		}
-		time.Sleep(20 * time.Millisecond) // River's workers poll in real time
-	}
-	p.t.Fatalf("session %s never sent the payer to %s", sessionID, prefix)
-	return ""
+		location = pg.location
+		return nil
+	})
+	return location
 }

@@ -123,15 +123,14 @@ func (p *payer) submit(pg *page, fields url.Values) *page {
 // is no longer the waiting page, and returns it with redirects followed.
 func (p *payer) settle(sessionID string) *page {
 	p.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		pg := p.follow(p.e.url + "/checkout/" + sessionID)
-		if !strings.Contains(pg.body, `http-equiv="refresh"`) {
-			return pg
+	var pg *page
+	p.e.await(0, func() error {
+		if pg = p.follow(p.e.url + "/checkout/" + sessionID); strings.Contains(pg.body, `http-equiv="refresh"`) {
+			return fmt.Errorf("session %s kept processing", sessionID)
 		}
-		time.Sleep(20 * time.Millisecond) // River's workers poll in real time
-	}
-	p.t.Fatalf("session %s kept processing", sessionID)
-	return nil
+		return nil
+	})
+	return pg
 }
 
 // saw reports whether any page, URL or redirect the payer saw contains s.
@@ -230,13 +229,13 @@ func TestCheckoutWithoutJavaScript(t *testing.T) {
 			pg := pr.submit(pr.get(e.url+"/checkout/"+s.SessionID), cardForm("4000000000003220"))
 			require.Equal(t, http.StatusSeeOther, pg.status)
 			var challengeURL string
-			for deadline := time.Now().Add(30 * time.Second); challengeURL == "" && time.Now().Before(deadline); {
-				pg = pr.get(e.url + "/checkout/" + s.SessionID)
-				if pg.status == http.StatusSeeOther {
-					challengeURL = pg.location
+			e.await(0, func() error {
+				if pg = pr.get(e.url + "/checkout/" + s.SessionID); pg.status != http.StatusSeeOther || pg.location == "" {
+					return fmt.Errorf("session %s sent the payer nowhere (%d)", s.SessionID, pg.status)
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				challengeURL = pg.location
+				return nil
+			})
 			require.True(t, strings.HasPrefix(challengeURL, e.acqURL+"/3ds/"), challengeURL)
 			ch := pr.get(challengeURL)
 			require.Contains(t, ch.body, "Подтвердить", "the sandbox's challenge page in the session's locale (ru by default)")

@@ -41,13 +41,13 @@ func (e *env) storedPayment(id string) *payment.Payment {
 	return p
 }
 
-// eventually waits (at most 30 s of real time) for cond, the test clock
-// standing still: River's workers and scheduler poll in real time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); {
-		require.True(t, time.Now().Before(deadline), "not within 30 s: %s", what)
-		time.Sleep(20 * time.Millisecond)
+// storedPaymentIs is the condition that the stored payment is in status.
+func (e *env) storedPaymentIs(id string, status payment.Status) func() error {
+	return func() error {
+		if got := e.storedPayment(id).Status; got != status {
+			return fmt.Errorf("payment %s stayed %s, not %s", id, got, status)
+		}
+		return nil
 	}
 }
 
@@ -157,9 +157,7 @@ func TestSandboxClockKeyTime(t *testing.T) {
 			// The session's expiry job is scheduled on the process's clock
 			// at the time the key's reaches the deadline, not 10 days on.
 			e.clock.Add(payment.DefaultSessionLifetime + time.Second)
-			eventually(t, "the session's expiry job ran", func() bool {
-				return e.storedPayment(s.PaymentID).Status == payment.Expired
-			})
+			e.await(0, e.storedPaymentIs(s.PaymentID, payment.Expired)) // the session's expiry job ran
 		})
 
 		t.Run("the expiry jobs decide by the key's clock", func(t *testing.T) {
@@ -177,19 +175,23 @@ func TestSandboxClockKeyTime(t *testing.T) {
 			require.Equal(t, "code_sent", e.awaitVerification(c, v.VerificationID).Status)
 
 			e.clock.Add(payment.ActionLifetime + time.Minute)
-			eventually(t, "the payout's action expired", func() bool { return e.getPayout(c, po.PayoutID).Status == "failed" })
-			eventually(t, "the payment's 3DS step expired", func() bool {
-				return e.storedPayment(threeDS.PaymentID).Status == payment.Expired
+			e.await(0, func() error {
+				if got := e.getPayout(c, po.PayoutID).Status; got != "failed" {
+					return fmt.Errorf("payout %s stayed %s: its action did not expire", po.PayoutID, got)
+				}
+				return nil
 			})
+			e.await(0, e.storedPaymentIs(threeDS.PaymentID, payment.Expired)) // the 3DS step expired
 			e.clock.Add(72 * time.Hour)
-			eventually(t, "the verification expired", func() bool {
-				return e.getVerification(c, v.VerificationID).DeclineCode == "verification_expired"
+			e.await(0, func() error {
+				if got := e.getVerification(c, v.VerificationID); got.DeclineCode != "verification_expired" {
+					return fmt.Errorf("verification %s stayed %s (%q): it did not expire", v.VerificationID, got.Status, got.DeclineCode)
+				}
+				return nil
 			})
 			require.Equal(t, payment.Authorized, e.storedPayment(auth.PaymentID).Status)
 			e.clock.Add(4 * 24 * time.Hour)
-			eventually(t, "the authorization expired", func() bool {
-				return e.storedPayment(auth.PaymentID).Status == payment.Expired
-			})
+			e.await(0, e.storedPaymentIs(auth.PaymentID, payment.Expired)) // the authorization expired
 		})
 
 		t.Run("the collection allowance follows the key's day", func(t *testing.T) {
@@ -226,7 +228,12 @@ func TestSandboxClockKeyTime(t *testing.T) {
 			require.Len(t, evs, 1)
 			// The test clock stays: a delivery dated by the key's clock
 			// would wait a day.
-			eventually(t, "the webhook was delivered", func() bool { return len(rc.requests(evs[0].ID)) > 0 })
+			e.await(0, func() error {
+				if len(rc.requests(evs[0].ID)) == 0 {
+					return fmt.Errorf("event %s was not delivered", evs[0].ID)
+				}
+				return nil
+			})
 		})
 	})
 }

@@ -112,7 +112,7 @@ func TestPaymentEventsDelivered(t *testing.T) {
 		page := e.events(e.a, "?type=payment.succeeded&resource_id="+p.PaymentID)
 		require.Len(t, page.Items, 1)
 		ev := page.Items[0]
-		e.drive(time.Second, func() bool { return len(rc.requests(ev.ID)) == 1 })
+		e.await(time.Second, rc.has(ev.ID, 1))
 		r := rc.requests(ev.ID)[0]
 		verify(t, ep.Secret, r)
 		var sent openapi.Event
@@ -124,7 +124,7 @@ func TestPaymentEventsDelivered(t *testing.T) {
 		require.NotContains(t, string(r.body), "4242424242424242", "no card number in an event")
 		// The receiver has the request before the worker records its
 		// answer: the delivery is succeeded once that commits.
-		e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+		e.await(time.Second, e.deliveryIs(ev.ID, webhook.Succeeded))
 		// This process ran the operation and the first attempt as their
 		// transactions committed (internal/handoff): their River jobs,
 		// safety nets, went with the outcome and the attempt's record.

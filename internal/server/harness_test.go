@@ -189,6 +189,33 @@ func (e *env) newClient(name string) (*client.Client, merchant.Key) {
 	return c, k.Key
 }
 
+// awaitLimit is how long await waits, in real time.
+const awaitLimit = 60 * time.Second
+
+// await looks every 20 ms of real time until done reports nil, moving the
+// test clock by step after each look (0: the clock stands still), so that
+// what a job was scheduled or snoozed for comes due. The 20 ms are a poll
+// interval, not synchronisation: River's workers and its scheduler poll in
+// real time (a job made due runs at their next pass, a snoozed one when
+// the scheduler next runs, every few seconds), hence a bound in real time.
+// After awaitLimit the test fails with done's last error, which says what
+// did not happen and what was seen instead.
+func (e *env) await(step time.Duration, done func() error) {
+	e.t.Helper()
+	deadline := time.Now().Add(awaitLimit)
+	for {
+		err := done()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("not within %s: %v", awaitLimit, err)
+		}
+		e.clock.Add(step)
+		time.Sleep(20 * time.Millisecond) // the poll interval of River's real-time workers
+	}
+}
+
 // each runs fn as a subtest on every database.
 func each(t *testing.T, fn func(t *testing.T, db storetest.Database)) {
 	for _, db := range storetest.Databases(t) {

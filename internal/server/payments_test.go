@@ -38,26 +38,23 @@ func (e *env) direct(c *client.Client, body string) openapi.Payment {
 	return p
 }
 
-// settle waits (up to 60 s) for the payment to leave the given statuses,
+// settle waits (await) for the payment to leave the given statuses,
 // moving the clock a second per look so that River's retries and snoozes
-// come due. Snoozed jobs return to work when River's scheduler next runs
-// (every few seconds of real time), hence the real-time bound.
+// come due.
 func (e *env) settle(c *client.Client, id string, passing ...string) openapi.Payment {
 	e.t.Helper()
 	if len(passing) == 0 {
 		passing = []string{"processing"}
 	}
 	var p openapi.Payment
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+	e.await(time.Second, func() error {
 		p = openapi.Payment{}
 		require.NoError(e.t, c.JSON(context.Background(), "GET", "/api/v1/payments/"+id, nil, &p))
-		if !slices.Contains(passing, p.Status) {
-			return p
+		if slices.Contains(passing, p.Status) {
+			return fmt.Errorf("payment %s stayed %s", id, p.Status)
 		}
-		e.clock.Add(time.Second)
-		time.Sleep(20 * time.Millisecond) // River's workers poll in real time
-	}
-	e.t.Fatalf("payment %s stayed %s", id, p.Status)
+		return nil
+	})
 	return p
 }
 

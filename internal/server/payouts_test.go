@@ -55,14 +55,12 @@ func (e *env) settlePayout(c *client.Client, id string, passing ...string) opena
 		passing = []string{"processing"}
 	}
 	var p openapi.Payout
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-		if p = e.getPayout(c, id); !slices.Contains(passing, p.Status) {
-			return p
+	e.await(time.Second, func() error {
+		if p = e.getPayout(c, id); slices.Contains(passing, p.Status) {
+			return fmt.Errorf("payout %s stayed %s", id, p.Status)
 		}
-		e.clock.Add(time.Second)
-		time.Sleep(20 * time.Millisecond) // River's workers poll in real time
-	}
-	e.t.Fatalf("payout %s stayed %s", id, p.Status)
+		return nil
+	})
 	return p
 }
 

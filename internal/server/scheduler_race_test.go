@@ -303,7 +303,12 @@ func TestTwoSchedulers(t *testing.T) {
 			require.NoError(t, errs[0])
 			require.NoError(t, errs[1])
 			// Charges in flight at the pause finish.
-			require.Eventually(t, func() bool { return subscriptionsLeft(t, e, ids, 0) == 0 }, time.Minute, 5*time.Millisecond)
+			e.await(0, func() error {
+				if n := subscriptionsLeft(t, e, ids, 0); n > 0 {
+					return fmt.Errorf("%d subscriptions still have a charge in flight", n)
+				}
+				return nil
+			})
 
 			upTo, amounts := map[string]int64{}, map[string]int64{}
 			before, whole := 0, 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
 
@@ -141,11 +142,7 @@ func TestSessionExpiryJob(t *testing.T) {
 		e := newEnv(t, db, options{work: true})
 		p := createSession(t, e.a, `{"order_id":"o-job","amount_minor":5,"currency":"USD","expires_in_seconds":300}`)
 		e.clock.Add(301 * time.Second)
-		require.Eventually(t, func() bool {
-			stored, err := e.store.FindPaymentByID(context.Background(), p.PaymentID)
-			require.NoError(t, err)
-			return stored.Status == "expired"
-		}, 20*time.Second, 20*time.Millisecond)
+		e.await(0, e.storedPaymentIs(p.PaymentID, payment.Expired))
 	})
 }
 

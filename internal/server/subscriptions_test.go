@@ -174,7 +174,12 @@ func TestSubscriptionYearWithTheClock(t *testing.T) {
 			}
 			return n
 		}
-		e.drive(time.Millisecond, func() bool { return delivered() == 12 })
+		e.await(time.Millisecond, func() error {
+			if n := delivered(); n != 12 {
+				return fmt.Errorf("the endpoint got %d of the 12 charges' payment.succeeded", n)
+			}
+			return nil
+		})
 
 		sub = e.subscription(e.a, sub.ID)
 		require.Equal(t, "active", sub.Status)

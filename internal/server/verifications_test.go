@@ -68,9 +68,11 @@ func (e *env) awaitVerification(c *client.Client, id string, passing ...string) 
 		passing = []string{"pending"}
 	}
 	var v openapi.CardVerification
-	e.drive(time.Second, func() bool {
-		v = e.getVerification(c, id)
-		return !slices.Contains(passing, v.Status)
+	e.await(time.Second, func() error {
+		if v = e.getVerification(c, id); slices.Contains(passing, v.Status) {
+			return fmt.Errorf("verification %s stayed %s", id, v.Status)
+		}
+		return nil
 	})
 	return v
 }
@@ -154,7 +156,7 @@ func TestCardVerifications(t *testing.T) {
 				require.Equal(t, i, got.VerifyAttempts)
 				if i < 3 {
 					// The wrong code is checked and the verification still waits.
-					e.drive(time.Second, func() bool { return e.openVerifyOps(v.VerificationID) == 0 })
+					e.await(time.Second, e.verifyOpsDone(v.VerificationID))
 					require.Equal(t, "code_sent", e.getVerification(e.a, v.VerificationID).Status)
 				}
 			}
@@ -197,10 +199,12 @@ func TestCardVerifications(t *testing.T) {
 				}
 				return n
 			}
-			for deadline := time.Now().Add(30 * time.Second); released() == 0 && time.Now().Before(deadline); {
-				e.clock.Add(time.Second)
-				time.Sleep(20 * time.Millisecond) // River's workers poll in real time
-			}
+			e.await(time.Second, func() error {
+				if released() == 0 {
+					return fmt.Errorf("the acquirer released no hold of verification %s", v.VerificationID)
+				}
+				return nil
+			})
 			require.Equal(t, 1, released(), "the hold was released once at the acquirer")
 		})
 
@@ -270,7 +274,7 @@ func TestCardVerifications(t *testing.T) {
 			e.awaitVerification(e.a, v.VerificationID)
 			r := e.verifyCode(e.a, v.VerificationID, code)
 			seen := string(r.Body) + string(e.get(e.a, "/api/v1/card-verifications/"+v.VerificationID).Body)
-			e.drive(time.Second, func() bool { return e.openVerifyOps(v.VerificationID) == 0 })
+			e.await(time.Second, e.verifyOpsDone(v.VerificationID))
 			for _, ev := range e.events(e.a, "?limit=100&resource_id="+v.VerificationID).Items {
 				seen += string(ev.Data.Object)
 				var obj openapi.CardVerification
@@ -284,13 +288,18 @@ func TestCardVerifications(t *testing.T) {
 	})
 }
 
-// openVerifyOps counts a verification's operations not yet done.
-func (e *env) openVerifyOps(id string) int {
-	e.t.Helper()
-	var n int
-	require.NoError(e.t, e.store.DB().QueryRowContext(context.Background(),
-		`SELECT COUNT(*) FROM operations WHERE resource_id = $1 AND state <> 'done'`, id).Scan(&n))
-	return n
+// verifyOpsDone is the condition that none of the verification's
+// operations is left to run (its codes checked).
+func (e *env) verifyOpsDone(id string) func() error {
+	return func() error {
+		var n int
+		require.NoError(e.t, e.store.DB().QueryRowContext(context.Background(),
+			`SELECT COUNT(*) FROM operations WHERE resource_id = $1 AND state <> 'done'`, id).Scan(&n))
+		if n > 0 {
+			return fmt.Errorf("verification %s has %d operations not done", id, n)
+		}
+		return nil
+	}
 }
 
 func (e *env) get(c *client.Client, target string) *client.Response {
@@ -318,7 +327,7 @@ func TestCardVerificationRaces(t *testing.T) {
 			require.Equal(t, "failed", got.Status)
 			require.Equal(t, "authentication_failed", got.DeclineCode)
 			require.Equal(t, 3, got.VerifyAttempts)
-			e.drive(time.Second, func() bool { return e.openVerifyOps(v.VerificationID) == 0 })
+			e.await(time.Second, e.verifyOpsDone(v.VerificationID))
 			failed := 0
 			for _, typ := range e.eventTypes(cs[0], v.VerificationID) {
 				if typ == "card_verification.failed" {

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,6 +94,16 @@ func (rc *receiver) requests(eventID string) []received {
 	return rc.of(eventID)
 }
 
+// has is the condition that the receiver got exactly n requests of the event.
+func (rc *receiver) has(eventID string, n int) func() error {
+	return func() error {
+		if got := len(rc.requests(eventID)); got != n {
+			return fmt.Errorf("the receiver got %d requests of event %s, not %d", got, eventID, n)
+		}
+		return nil
+	}
+}
+
 func ok(string, int) int { return http.StatusOK }
 
 // addEndpoint registers an endpoint through the API.
@@ -113,21 +125,6 @@ func (e *env) recordEvent(key merchant.Key, typ string) webhook.Event {
 	return ev
 }
 
-// drive moves the clock by step every 20 ms of real time until done holds
-// (at most 60 s): River runs a job scheduled for later once its clock (the
-// test clock) reaches the time, at its scheduler's next pass.
-func (e *env) drive(step time.Duration, done func() bool) {
-	e.t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-		if done() {
-			return
-		}
-		e.clock.Add(step)
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatal("the condition did not hold within 60 s")
-}
-
 func (e *env) event(c *client.Client, id string) openapi.EventDetails {
 	e.t.Helper()
 	var d openapi.EventDetails
@@ -141,6 +138,17 @@ func (e *env) deliveryStatus(eventID string) string {
 		return ds[0].Status
 	}
 	return ""
+}
+
+// deliveryIs is the condition that the first delivery of a's event is in
+// status.
+func (e *env) deliveryIs(eventID, status string) func() error {
+	return func() error {
+		if got := e.deliveryStatus(eventID); got != status {
+			return fmt.Errorf("the delivery of event %s is %q, not %s", eventID, got, status)
+		}
+		return nil
+	}
 }
 
 func verify(t *testing.T, secret string, r received) {
@@ -232,7 +240,7 @@ func TestKeysAreIsolated(t *testing.T) {
 		rcA, rcB := newReceiver(t, ok), newReceiver(t, ok)
 		epA, epB := e.addEndpoint(e.a, rcA.URL), e.addEndpoint(e.b, rcB.URL)
 		evA, evB := e.recordEvent(e.aKey, "payment.succeeded"), e.recordEvent(e.bKey, "payment.failed")
-		e.drive(time.Second, func() bool { return len(rcA.requests(evA.ID)) == 1 && len(rcB.requests(evB.ID)) == 1 })
+		e.await(time.Second, func() error { return errors.Join(rcA.has(evA.ID, 1)(), rcB.has(evB.ID, 1)()) })
 		require.Empty(t, rcA.requests(evB.ID))
 		require.Empty(t, rcB.requests(evA.ID))
 
@@ -274,13 +282,13 @@ func TestDeliveryRecovers(t *testing.T) {
 		evs := []webhook.Event{e.recordEvent(e.aKey, "payment.succeeded"), e.recordEvent(e.aKey, "payment.declined"),
 			e.recordEvent(e.aKey, "payment.succeeded")}
 		filtered := e.recordEvent(e.aKey, "payment.processing")
-		e.drive(20*time.Second, func() bool {
+		e.await(20*time.Second, func() error {
 			for _, ev := range evs {
-				if len(rc.requests(ev.ID)) < 3 {
-					return false
+				if n := len(rc.requests(ev.ID)); n < 3 {
+					return fmt.Errorf("the receiver got %d requests of event %s, not yet 3", n, ev.ID)
 				}
 			}
-			return true
+			return nil
 		})
 		for _, ev := range evs {
 			body, err := ev.Body()
@@ -317,9 +325,9 @@ func TestDeliveryRecovers(t *testing.T) {
 			var d openapi.EventDetails
 			require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/events/"+evs[0].ID+"/resend", nil, &d))
 			require.Equal(t, webhook.Pending, d.Deliveries[0].Status)
-			e.drive(time.Second, func() bool { return len(rc.requests(evs[0].ID)) == 4 })
+			e.await(time.Second, rc.has(evs[0].ID, 4))
 			require.Equal(t, evs[0].ID, rc.requests(evs[0].ID)[3].header.Get("webhook-id"))
-			e.drive(time.Second, func() bool { return e.deliveryStatus(evs[0].ID) == webhook.Succeeded })
+			e.await(time.Second, e.deliveryIs(evs[0].ID, webhook.Succeeded))
 		})
 	})
 }
@@ -346,7 +354,7 @@ func TestLostDeliveryJobIsSwept(t *testing.T) {
 		require.Equal(t, webhook.Pending, e.deliveryStatus(ev.ID))
 		e.clock.Add(webhook.SweepGrace + time.Minute)
 		require.NoError(t, e.store.InTx(ctx, func(tx *store.Tx) error { return tx.Enqueue(ctx, webhook.SweepArgs{}, nil) }))
-		e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Succeeded })
+		e.await(time.Second, e.deliveryIs(ev.ID, webhook.Succeeded))
 		require.Len(t, rc.requests(ev.ID), 1)
 	})
 }
@@ -360,7 +368,7 @@ func TestDeliveryFailures(t *testing.T) {
 			rc := newReceiver(t, func(string, int) int { return http.StatusGone })
 			ep := e.addEndpoint(e.a, rc.URL)
 			ev := e.recordEvent(e.aKey, "payment.succeeded")
-			e.drive(time.Second, func() bool { return e.deliveryStatus(ev.ID) == webhook.Failed })
+			e.await(time.Second, e.deliveryIs(ev.ID, webhook.Failed))
 			d := e.event(e.a, ev.ID).Deliveries[0]
 			require.Equal(t, "endpoint_disabled", d.FailureReason)
 			require.Len(t, d.Attempts, 1)
@@ -385,9 +393,11 @@ func TestDeliveryFailures(t *testing.T) {
 			defer close(release)
 			e.addEndpoint(e.a, slow.URL)
 			ev := e.recordEvent(e.aKey, "payment.succeeded")
-			e.drive(time.Second, func() bool {
-				ds := e.event(e.a, ev.ID).Deliveries
-				return len(ds) == 1 && len(ds[0].Attempts) > 0
+			e.await(time.Second, func() error {
+				if ds := e.event(e.a, ev.ID).Deliveries; len(ds) != 1 || len(ds[0].Attempts) == 0 {
+					return fmt.Errorf("event %s: no attempt of its one delivery yet (%d deliveries)", ev.ID, len(ds))
+				}
+				return nil
 			})
 			d := e.event(e.a, ev.ID).Deliveries[0]
 			require.Equal(t, webhook.Pending, d.Status, "retried later")
@@ -412,7 +422,7 @@ func TestSecretRotation(t *testing.T) {
 	require.NoError(t, err)
 
 	during := e.recordEvent(e.aKey, "payment.succeeded")
-	e.drive(time.Second, func() bool { return len(rc.requests(during.ID)) == 1 })
+	e.await(time.Second, rc.has(during.ID, 1))
 	r := rc.requests(during.ID)[0]
 	require.Len(t, splitSignatures(r), 2)
 	verify(t, ep.Secret, r)
@@ -420,7 +430,7 @@ func TestSecretRotation(t *testing.T) {
 
 	e.clock.Add(time.Hour)
 	after := e.recordEvent(e.aKey, "payment.succeeded")
-	e.drive(time.Second, func() bool { return len(rc.requests(after.ID)) == 1 })
+	e.await(time.Second, rc.has(after.ID, 1))
 	r = rc.requests(after.ID)[0]
 	require.Len(t, splitSignatures(r), 1)
 	verify(t, newSecret, r)
