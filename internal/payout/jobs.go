@@ -22,13 +22,13 @@ type ExpireActionArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (ExpireActionArgs) Kind() string { return "payout.expire_action" }
 
-// expireJob asks the provider once more about a payout that still waits
+// ExpireJob asks the provider once more about a payout that still waits
 // at its deadline: a final answer is recorded as any outcome is; still
 // waiting (or no answer), the payout ends failed with
 // authentication_expired (docs/design/decisions.md section 15). Before the
 // deadline by its key's clock (River schedules by the process's) it
 // snoozes.
-func (e *Engine) expireJob(args ExpireActionArgs) clock.Expiry {
+func (e *Engine) ExpireJob(args ExpireActionArgs) clock.Expiry {
 	return func(ctx context.Context) (bool, time.Duration, error) {
 		return e.expireAction(ctx, args.PayoutID, args.OperationID)
 	}
@@ -100,10 +100,10 @@ func (c clockSource) NextDue(ctx context.Context, keyID string, upTo time.Time) 
 	if err != nil || id == "" {
 		return nil, err
 	}
-	return clock.DueAt(at, c.e.expireJob(ExpireActionArgs{PayoutID: id, OperationID: opID})), nil
+	return clock.DueAt(at, c.e.ExpireJob(ExpireActionArgs{PayoutID: id, OperationID: opID})), nil
 }
 
 // AddWorkers registers every payout job's worker.
 func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &clock.ExpiryWorker[ExpireActionArgs]{Expire: e.expireJob})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireActionArgs]{Expire: e.ExpireJob})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/allowance"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -457,7 +458,7 @@ func TestActionExpiry(t *testing.T) {
 					if tc.page != "" {
 						challenge(t, waiting.NextActionURL, tc.page)
 					}
-					job := &payout.ExpireActionWorker{Engine: r.engine}
+					job := &clock.ExpiryWorker[payout.ExpireActionArgs]{Expire: r.engine.ExpireJob}
 					args := payout.ExpireActionArgs{PayoutID: p.ID, OperationID: ops[0]}
 
 					r.clock.Add(payout.ActionLifetime - time.Minute)

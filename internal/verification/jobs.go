@@ -17,12 +17,12 @@ type ExpireArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (ExpireArgs) Kind() string { return "card_verification.expire" }
 
-// expireJob fails a code_sent verification past its deadline with
+// ExpireJob fails a code_sent verification past its deadline with
 // verification_expired (docs/design/decisions.md section 15). Before the
 // deadline by its key's clock (River schedules by the process's), or while
 // the provider's answer is still awaited (pending, manual_review), it
 // snoozes.
-func (e *Engine) expireJob(args ExpireArgs) clock.Expiry {
+func (e *Engine) ExpireJob(args ExpireArgs) clock.Expiry {
 	return func(ctx context.Context) (bool, time.Duration, error) { return e.expire(ctx, args.VerificationID) }
 }
 
@@ -82,10 +82,10 @@ func (c clockSource) NextDue(ctx context.Context, keyID string, upTo time.Time) 
 	if err != nil || id == "" {
 		return nil, err
 	}
-	return clock.DueAt(at, c.e.expireJob(ExpireArgs{VerificationID: id})), nil
+	return clock.DueAt(at, c.e.ExpireJob(ExpireArgs{VerificationID: id})), nil
 }
 
 // AddWorkers registers the verification's jobs.
 func AddWorkers(w *river.Workers, e *Engine) {
-	river.AddWorker(w, &clock.ExpiryWorker[ExpireArgs]{Expire: e.expireJob})
+	river.AddWorker(w, &clock.ExpiryWorker[ExpireArgs]{Expire: e.ExpireJob})
 }

@@ -257,7 +257,7 @@ func faultOf(t *testing.T, err error) *fault.Error {
 // returns how long it asked to wait (0: it did not snooze).
 func (r *rig) expire(id string) time.Duration {
 	r.t.Helper()
-	w := &verification.ExpireWorker{Engine: r.engine}
+	w := &clock.ExpiryWorker[verification.ExpireArgs]{Expire: r.engine.ExpireJob}
 	err := w.Work(r.ctx, &river.Job[verification.ExpireArgs]{JobRow: &rivertype.JobRow{},
 		Args: verification.ExpireArgs{VerificationID: id}})
 	var s *rivertype.JobSnoozeError
