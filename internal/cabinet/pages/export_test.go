@@ -51,6 +51,17 @@ func (x *exportTo) last(t *testing.T) exportCall {
 	return x.calls[len(x.calls)-1]
 }
 
+// keys are the keys the download was asked for, in order.
+func (x *exportTo) keys() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var keys []string
+	for _, c := range x.calls {
+		keys = append(keys, c.q.KeyID)
+	}
+	return keys
+}
+
 func (x *exportTo) answers(f func(w http.ResponseWriter) (bool, error)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
