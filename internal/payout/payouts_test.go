@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // TestCreateRefusals: what createPayout refuses, as the fault code and
@@ -110,7 +111,7 @@ func TestCreateRefusals(t *testing.T) {
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
 
-					evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{Limit: 10})
+					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no payout.processing: no payout")
 					require.Zero(t, r.usage(k).ReservedMinor, "nothing reserved")

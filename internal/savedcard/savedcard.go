@@ -32,6 +32,16 @@ type Card struct {
 	DeletedAt *time.Time
 }
 
+// Filter selects a page of a key's usable saved cards, newest first
+// (listPaymentMethodTokens (GET /cabinet/v1/payment-method-tokens)).
+type Filter struct {
+	CustomerReference string // "" for every payer
+	// After is the (created_at, id) of the last card of the previous page.
+	AfterCreated *time.Time
+	AfterID      string
+	Limit        int
+}
+
 // Sealer encrypts data at rest (the vault).
 type Sealer interface {
 	Seal(plaintext, aad []byte) ([]byte, error)

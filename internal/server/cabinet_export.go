@@ -12,7 +12,6 @@ import (
 	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // filterParams are the filters of listPayments (GET /api/v1/payments),
@@ -130,7 +129,7 @@ func (s *Server) exportPayments() http.Handler {
 // pages.Deps.Export): every payment q selects, written as exportPayments
 // writes them, at the key's clock the page puts in ctx.
 func (s *Server) exportPage(ctx context.Context, w http.ResponseWriter, q pages.PaymentQuery) (started bool, err error) {
-	f := store.PaymentFilter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search}
+	f := payment.Filter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search}
 	err = s.streamPaymentsCSV(ctx, w, q.KeyID, f, "payments.csv")
 	return errors.Is(err, errStreamCut), err
 }
@@ -143,7 +142,7 @@ var errStreamCut = errors.New("the CSV stream was cut")
 // clock (ctx). An error before the first byte is returned as it is, and
 // nothing was written; one after it wraps errStreamCut, and the caller
 // must abort the connection.
-func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, keyID string, f store.PaymentFilter, filename string) error {
+func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, keyID string, f payment.Filter, filename string) error {
 	now := s.keyNow(ctx)
 	rc := http.NewResponseController(w)
 	out := csv.NewWriter(w)

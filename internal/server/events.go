@@ -56,8 +56,8 @@ func (s *Server) listEvents() http.Handler {
 var eventParams = []string{"type", "resource_id", "since", "limit", "cursor"}
 
 // eventFilter reads the query of GET /events, which queryParams has checked.
-func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (store.EventFilter, error) {
-	f := store.EventFilter{Limit: 20}
+func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (webhook.EventFilter, error) {
+	f := webhook.EventFilter{Limit: 20}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v := q.Get("type"); v != "" {
 		if !webhook.ValidType(v) {
@@ -156,13 +156,13 @@ func (s *Server) resendEvent() http.Handler {
 
 // eventReader is what showing an event reads: the store or a transaction.
 type eventReader interface {
-	FindEventForKey(ctx context.Context, keyID, id string) (*store.StoredEvent, error)
+	FindEventForKey(ctx context.Context, keyID, id string) (*webhook.StoredEvent, error)
 	ListDeliveries(ctx context.Context, eventID string) ([]*webhook.Delivery, error)
 	ListAttempts(ctx context.Context, eventID string) ([]*webhook.Attempt, error)
 	FindWebhookEndpoint(ctx context.Context, id string) (*webhook.Endpoint, error)
 }
 
-func (s *Server) findEvent(ctx context.Context, q eventReader, c *call) (*store.StoredEvent, error) {
+func (s *Server) findEvent(ctx context.Context, q eventReader, c *call) (*webhook.StoredEvent, error) {
 	id, err := pathID(c.r)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (s *Server) findEvent(ctx context.Context, q eventReader, c *call) (*store.
 }
 
 // eventView is the event as sent: its stored body, decoded.
-func eventView(e *store.StoredEvent) (openapi.Event, error) {
+func eventView(e *webhook.StoredEvent) (openapi.Event, error) {
 	var v openapi.Event
 	if err := json.Unmarshal(e.Body, &v); err != nil {
 		return v, fmt.Errorf("event %s: stored body: %w", e.ID, err)
@@ -184,7 +184,7 @@ func eventView(e *store.StoredEvent) (openapi.Event, error) {
 }
 
 // eventDetails is an event with its deliveries and their attempts.
-func eventDetails(ctx context.Context, q eventReader, e *store.StoredEvent) (openapi.EventDetails, error) {
+func eventDetails(ctx context.Context, q eventReader, e *webhook.StoredEvent) (openapi.EventDetails, error) {
 	v, err := eventView(e)
 	if err != nil {
 		return openapi.EventDetails{}, err

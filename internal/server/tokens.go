@@ -48,8 +48,8 @@ func (s *Server) listPaymentMethodTokens() http.Handler {
 
 // savedCardFilter reads the query, which queryParams has checked, by the
 // rules of the document's parameters.
-func savedCardFilter(q url.Values) (store.SavedCardFilter, error) {
-	f := store.SavedCardFilter{Limit: 20}
+func savedCardFilter(q url.Values) (savedcard.Filter, error) {
+	f := savedcard.Filter{Limit: 20}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v, given := q["customer_reference"]; given {
 		if n := utf8.RuneCountInString(v[0]); n < 1 || n > 128 {

@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/verification"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // TestCreateRefusals: what createCardVerification refuses, as the fault
@@ -76,7 +77,7 @@ func TestCreateRefusals(t *testing.T) {
 					f := faultOf(t, err)
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
-					evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{Limit: 10})
+					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no card_verification.pending: no verification")
 					require.Empty(t, r.storedHashes(), "no check of the card counted")
