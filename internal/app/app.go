@@ -174,7 +174,7 @@ func New(cfg Config) (*App, error) {
 
 	// The subscription domain charges through the payment service, which
 	// tells it of payments with terms: made together.
-	a.Payments = payment.NewService(kr, now, newID, cfg.Providers, a.BINs, views.Payment,
+	a.Payments = payment.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payment,
 		func(p *payment.Service) payment.Recurring {
 			a.Subscriptions = subscription.NewService(p, s,
 				func(ctx context.Context, fn func(subscription.ChargeTx) error) error {

@@ -158,7 +158,7 @@ func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, k
 		return out.Write(exportColumns)
 	}
 	row := make([]string, 0, len(exportColumns))
-	err := s.store.EachPaymentPage(ctx, keyID, f, exportPage, func(page []*payment.Payment) error {
+	err := s.payments.EachPage(ctx, keyID, f, exportPage, func(page []*payment.Payment) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)) // not every writer has a deadline
 		if !started {
 			if err := start(); err != nil {
@@ -191,15 +191,15 @@ func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, k
 
 // paymentTotals is getPaymentTotals (GET /cabinet/v1/payments/totals;
 // docs/design/decisions.md section 13): per currency, the totals of the
-// payments the export with the same filters would list (store.PaymentTotals
-// says what each counts).
+// payments the export with the same filters would list
+// (payment.CurrencyTotals says what each counts).
 func (s *Server) paymentTotals() http.Handler {
 	return s.readQuery(filterParams, func(ctx context.Context, c *call) (answer, error) {
 		f, err := paymentFilter(c.query)
 		if err != nil {
 			return answer{}, err
 		}
-		ts, err := s.store.PaymentTotals(ctx, c.key.ID, f)
+		ts, err := s.payments.Totals(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}

@@ -28,7 +28,7 @@ func (s *Server) listPayments() http.Handler {
 		}
 		limit := f.Limit
 		f.Limit++ // one more tells whether another page exists
-		ps, err := s.store.ListPayments(ctx, c.key.ID, f)
+		ps, err := s.payments.List(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}
