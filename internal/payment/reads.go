@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/merchant"
 )
 
 // Store is what the service reads outside a transaction, for the API and
@@ -14,6 +15,7 @@ import (
 type Store interface {
 	FindPaymentForKey(ctx context.Context, keyID, id string) (*Payment, error)
 	FindSessionForKey(ctx context.Context, keyID, sessionID string) (*Payment, error)
+	FindSessionByID(ctx context.Context, sessionID string) (*Payment, error)
 	ListPayments(ctx context.Context, keyID string, f Filter) ([]*Payment, error)
 	EachPaymentPage(ctx context.Context, keyID string, f Filter, size int, fn func(page []*Payment) error) error
 	PaymentTotals(ctx context.Context, keyID string, f Filter) ([]CurrencyTotals, error)
@@ -46,6 +48,24 @@ func (s *Service) LockForKey(ctx context.Context, tx LockTx, keyID, id string) (
 func (s *Service) FindSessionForKey(ctx context.Context, keyID, sessionID string) (*Payment, error) {
 	p, err := s.Store.FindSessionForKey(ctx, keyID, sessionID)
 	return p, s.notFound(err, "no payment session with this id")
+}
+
+// FindSession is the payment of the hosted session sessionID, whatever
+// key owns it (the payer's page knows only the session id); the store's
+// "no such row" is returned as it is.
+func (s *Service) FindSession(ctx context.Context, sessionID string) (*Payment, error) {
+	return s.Store.FindSessionByID(ctx, sessionID)
+}
+
+// CheckoutSession is FindSession in the checkout page's transaction.
+func (s *Service) CheckoutSession(ctx context.Context, tx CheckoutTx, sessionID string) (*Payment, error) {
+	return tx.FindSessionByID(ctx, sessionID)
+}
+
+// CheckoutChannel is the channel p is on, read in the checkout page's
+// transaction: its checkout mode says what the page shows.
+func (s *Service) CheckoutChannel(ctx context.Context, tx CheckoutTx, p *Payment) (merchant.Channel, error) {
+	return tx.FindChannelByID(ctx, p.ChannelID)
 }
 
 // List is up to f.Limit of the key's payments matching f, newest first
