@@ -193,12 +193,12 @@ func New(cfg Config) (*App, error) {
 		},
 		a.Operations, log, pollEvery, cfg.ReturnURL)
 	a.Verifications = verification.NewEngine(
-		verification.NewService(kr, now, newID, cfg.Providers, kr, views.Verification), s,
+		verification.NewService(kr, now, newID, cfg.Providers, kr, s, store.ErrNotFound, views.Verification), s,
 		func(ctx context.Context, fn func(verification.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		})
 	a.Payouts = payout.NewEngine(
-		payout.NewService(kr, now, newID, cfg.Providers, a.BINs, views.Payout), s,
+		payout.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payout), s,
 		func(ctx context.Context, fn func(payout.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},

@@ -91,7 +91,8 @@ func TestCreateRefusals(t *testing.T) {
 					n.Currency = "CHF"
 				}, fault.ChannelNotAvailable, "payout_method.type"},
 				{"a profile that cannot pay out", func(_ *payout.New, _ *merchant.Key, svc **payout.Service) {
-					*svc = payout.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: withoutDebit}, nil, render)
+					*svc = payout.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: withoutDebit}, nil,
+						r.store, store.ErrNotFound, render)
 				}, fault.CapabilityNotSupported, ""},
 				{"a saved card the key does not have", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
 					n.Card, n.SavedCardID = nil, "sc_unknown"

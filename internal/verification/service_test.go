@@ -64,7 +64,7 @@ func TestCreateRefusals(t *testing.T) {
 				}, fault.ChannelNotAvailable, "currency"},
 				{"a profile without lookup", func(_ *verification.New, _ *merchant.Key, svc **verification.Service) {
 					*svc = verification.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: noLookup},
-						r.keyring, render)
+						r.keyring, r.store, store.ErrNotFound, render)
 				}, fault.CapabilityNotSupported, ""},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
