@@ -221,7 +221,7 @@ func New(cfg Config) (*App, error) {
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
-	a.Webhooks = &webhook.Service{Sealer: kr, Now: now, NewID: newID, Production: !sandbox, Resolver: cfg.Resolver}
+	a.Webhooks = webhook.NewService(kr, now, newID, !sandbox, cfg.Resolver, s, store.ErrNotFound)
 
 	// Every process registers every job kind (River refuses to insert a
 	// kind it does not know); one that works runs what it queues itself

@@ -21,6 +21,7 @@ var built = map[string][]string{
 	"internal/verification": {"Service", "Engine"},
 	"internal/subscription": {"Service"},
 	"internal/operation":    {"Engine"},
+	"internal/webhook":      {"Service"},
 }
 
 // TestOnlyTheRootBuilds protects the composition root
