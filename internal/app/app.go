@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cabinet/data"
 	"github.com/paygate/paygate/internal/cardinfo"
@@ -30,6 +31,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/subscription"
@@ -116,6 +118,8 @@ type App struct {
 	Subscriptions *subscription.Service
 	Operations    *operation.Engine[Reader, *store.Tx]
 	Webhooks      *webhook.Service
+	Allowances    *allowance.Service
+	SavedCards    *savedcard.Service
 	Cabinet       *cabinet.Service
 	// Clock advances the sandbox keys' clocks with every expiry on the way.
 	Clock   *clock.Advancer
@@ -158,6 +162,8 @@ func New(cfg Config) (*App, error) {
 
 	a.Merchants = &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: cfg.Environment}
 	a.BINs = &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log}
+	a.Allowances = allowance.NewService(s, now)
+	a.SavedCards = savedcard.NewService(s, now, store.ErrNotFound)
 	cfg.Operations.KeyClocks = true
 	a.Operations = operation.NewEngine(
 		func(ctx context.Context, fn func(*store.Tx) error) error {
@@ -261,7 +267,7 @@ func New(cfg Config) (*App, error) {
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,
-		Keys: formKeys, Cabinet: a.Cabinet,
+		Allowances: a.Allowances, SavedCards: a.SavedCards, Keys: formKeys, Cabinet: a.Cabinet,
 		CabinetData: data.New(s, now, cfg.Providers, a.Subscriptions, a.Webhooks)})
 	if err != nil {
 		return nil, err

@@ -22,6 +22,8 @@ var built = map[string][]string{
 	"internal/subscription": {"Service"},
 	"internal/operation":    {"Engine"},
 	"internal/webhook":      {"Service"},
+	"internal/allowance":    {"Service"},
+	"internal/savedcard":    {"Service"},
 }
 
 // TestOnlyTheRootBuilds protects the composition root

@@ -2,7 +2,8 @@
 // sealed, after a payment that asked for it (docs/design/decisions.md
 // section 5), and the rules on who may use it. Payments save and charge
 // them, payouts send money to them (subscriptions will charge them the
-// same way). The SQL is the store's; this package reads nothing itself.
+// same way). The SQL is the store's; Service lists and deletes a key's
+// cards through it.
 package savedcard
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/cardinfo"
@@ -28,6 +29,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/subscription"
 	"github.com/paygate/paygate/internal/verification"
@@ -82,6 +84,8 @@ type Server struct {
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	webhooks    *webhook.Service
+	allowances  *allowance.Service
+	savedCards  *savedcard.Service
 	checkout    *checkout.Pages // the payer's pages (internal/checkout)
 	cabinet     *pages.Pages    // the merchant cabinet's pages; nil: off
 }
@@ -114,6 +118,11 @@ type Deps struct {
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// Webhooks manages webhook endpoints and re-sends events.
 	Webhooks *webhook.Service
+	// Allowances reads a key's allowances (GET /limits).
+	Allowances *allowance.Service
+	// SavedCards lists and deletes a key's saved cards
+	// (/cabinet/v1/payment-method-tokens).
+	SavedCards *savedcard.Service
 	// Keys is the master keyring (*vault.Keyring): the checkout's
 	// anti-forgery key derives from it, so that every process of a cluster
 	// shares it (docs/checkout.md, Security). Required.
@@ -139,7 +148,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, views: NewViews(cfg.PublicURL, d.Now), proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
-		binFallback: d.BINFallback, webhooks: d.Webhooks}
+		binFallback: d.BINFallback, webhooks: d.Webhooks, allowances: d.Allowances, savedCards: d.SavedCards}
 	ttl := cfg.KeyCache
 	if ttl == 0 && cfg.Environment != merchant.Sandbox {
 		ttl = DefaultKeyCache

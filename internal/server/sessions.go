@@ -43,7 +43,7 @@ func (s *Server) getSession() http.Handler {
 // key's channels only.
 func (s *Server) listChannels() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		cs, err := s.store.ChannelsForKey(ctx, c.key.ID)
+		cs, err := s.merchants.Channels(ctx, c.key.ID)
 		if err != nil {
 			return answer{}, err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/savedcard"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // tokenParams are the query parameters of listPaymentMethodTokens.
@@ -29,7 +27,7 @@ func (s *Server) listPaymentMethodTokens() http.Handler {
 		}
 		limit := f.Limit
 		f.Limit++ // one more tells whether another page exists
-		cards, err := s.store.ListSavedCardsPage(ctx, c.key.ID, f)
+		cards, err := s.savedCards.List(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}
@@ -84,11 +82,7 @@ func (s *Server) deletePaymentMethodToken() http.Handler {
 		if err != nil {
 			return err
 		}
-		err = s.store.DeleteSavedCard(ctx, c.key.ID, id, s.keyNow(ctx))
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "no saved card with this id")
-		}
-		return err
+		return s.savedCards.Delete(ctx, c.key.ID, id)
 	})
 }
 
