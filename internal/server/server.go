@@ -58,12 +58,31 @@ type Config struct {
 	KeyCache time.Duration
 }
 
+// Store is what the HTTP layer keeps in the database itself, around the
+// services: the transactions of the write pipeline (Batch; InTx for the
+// sandbox clock's advance and the checkout's pages), the idempotency
+// records, nonces and rate admission, the access-key lookup of
+// authentication, and health's ping. Every resource (payments, sessions,
+// payouts, verifications, subscriptions, webhooks, saved cards,
+// allowances, channels) is read and changed through its domain service
+// (docs/architecture.md, "Packages"). The store's Store is one.
+type Store interface {
+	Batch(ctx context.Context, fn func(context.Context, *store.Tx) error) error
+	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
+	Admit(ctx context.Context, keyID, nonce string, now time.Time, countRate bool) (fresh bool, recent int, err error)
+	FindIdempotentResponse(ctx context.Context, keyID, idemKey string) (store.StoredResponse, error)
+	FindKeyByAccessKey(ctx context.Context, accessKey string) (merchant.Key, error)
+	Ping(ctx context.Context) error
+}
+
 // Server serves the client API, and the checkout's pages beside it.
 type Server struct {
-	cfg       Config
-	views     Views
-	proxies   forwarded.Proxies // cfg.TrustedProxies
-	store     *store.Store
+	cfg     Config
+	views   Views
+	proxies forwarded.Proxies // cfg.TrustedProxies
+	// store is the HTTP layer's own persistence (Store): its transactions
+	// and requests' records, never a resource.
+	store     Store
 	merchants *merchant.Service
 	payments  *payment.Service
 	// verifications are card verifications (internal/verification).
@@ -92,7 +111,8 @@ type Server struct {
 
 // Deps are the services a Server calls.
 type Deps struct {
-	Store     *store.Store
+	// Store is the HTTP layer's own persistence (Store); *store.Store.
+	Store     Store
 	Merchants *merchant.Service
 	Payments  *payment.Service
 	// Verifications are card verifications; nil: their routes are off.
