@@ -65,7 +65,9 @@ type Config struct {
 // authentication, and health's ping. Every resource (payments, sessions,
 // payouts, verifications, subscriptions, webhooks, saved cards,
 // allowances, channels) is read and changed through its domain service
-// (docs/architecture.md, "Packages"). The store's Store is one.
+// (docs/architecture.md, "Packages"); internal/archtest checks that the
+// handlers call nothing else of the store and its transactions. The
+// store's Store is one.
 type Store interface {
 	Batch(ctx context.Context, fn func(context.Context, *store.Tx) error) error
 	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
