@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
@@ -32,7 +31,7 @@ type LockTx interface {
 // another key's, like one that does not exist, is 404.
 func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Payment, error) {
 	p, err := s.Store.FindPaymentForKey(ctx, keyID, id)
-	return p, s.notFound(err, "no payment with this id")
+	return p, fault.Missing(err, s.ErrNotFound, "no payment with this id")
 }
 
 // LockForKey is FindForKey in the request's transaction, the payment
@@ -40,14 +39,14 @@ func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Payment, e
 // the one before it queued (docs/payments.md, "Concurrent operations").
 func (s *Service) LockForKey(ctx context.Context, tx LockTx, keyID, id string) (*Payment, error) {
 	p, err := tx.LockPaymentForKey(ctx, keyID, id)
-	return p, s.notFound(err, "no payment with this id")
+	return p, fault.Missing(err, s.ErrNotFound, "no payment with this id")
 }
 
 // FindSessionForKey is the key's payment of the hosted session sessionID
 // (getPaymentSession (GET /payment-sessions/{id})): another key's is 404.
 func (s *Service) FindSessionForKey(ctx context.Context, keyID, sessionID string) (*Payment, error) {
 	p, err := s.Store.FindSessionForKey(ctx, keyID, sessionID)
-	return p, s.notFound(err, "no payment session with this id")
+	return p, fault.Missing(err, s.ErrNotFound, "no payment session with this id")
 }
 
 // FindSession is the payment of the hosted session sessionID, whatever
@@ -93,15 +92,6 @@ func (s *Service) Totals(ctx context.Context, keyID string, f Filter) ([]Currenc
 // /payments/{id}/refunds)); p is the caller's, found by FindForKey.
 func (s *Service) Refunds(ctx context.Context, p *Payment) ([]Refund, error) {
 	return s.Store.ListRefunds(ctx, p.ID)
-}
-
-// notFound is err, or 404 with message when it is the store's "no such
-// row".
-func (s *Service) notFound(err error, message string) error {
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, message)
-	}
-	return err
 }
 
 // Filter selects a page of a key's payments, newest first: the list

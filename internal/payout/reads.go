@@ -2,7 +2,6 @@ package payout
 
 import (
 	"context"
-	"errors"
 
 	"github.com/paygate/paygate/internal/fault"
 )
@@ -23,7 +22,7 @@ type LockTx interface {
 // another key's, a payment's id, or none, is 404.
 func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Payout, error) {
 	p, err := s.Store.FindPayoutForKey(ctx, keyID, id)
-	return p, s.notFound(err)
+	return p, fault.Missing(err, s.ErrNotFound, "no payout with this id")
 }
 
 // LockForKey is FindForKey in the request's transaction, the payout locked
@@ -31,13 +30,5 @@ func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Payout, er
 // others find it processing (confirmPayout (POST /payouts/{id}/confirm)).
 func (s *Service) LockForKey(ctx context.Context, tx LockTx, keyID, id string) (*Payout, error) {
 	p, err := tx.LockPayoutForKey(ctx, keyID, id)
-	return p, s.notFound(err)
-}
-
-// notFound is err, or 404 when it is the store's "no such row".
-func (s *Service) notFound(err error) error {
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, "no payout with this id")
-	}
-	return err
+	return p, fault.Missing(err, s.ErrNotFound, "no payout with this id")
 }

@@ -2,7 +2,6 @@ package savedcard
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/paygate/paygate/internal/clock"
@@ -45,8 +44,5 @@ func (s *Service) List(ctx context.Context, keyID string, f Filter) ([]Card, err
 // another key's card, or one already deleted, is 404.
 func (s *Service) Delete(ctx context.Context, keyID, id string) error {
 	err := s.Store.DeleteSavedCard(ctx, keyID, id, clock.Now(ctx, s.Now))
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, "no saved card with this id")
-	}
-	return err
+	return fault.Missing(err, s.ErrNotFound, "no saved card with this id")
 }

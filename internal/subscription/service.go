@@ -420,20 +420,14 @@ func (s *Service) Create(ctx context.Context, tx Tx, key merchant.Key, in New) (
 // /subscriptions/{id})): another key's, or none, is 404.
 func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Subscription, error) {
 	sub, err := s.Store.FindSubscriptionForKey(ctx, keyID, id)
-	if errors.Is(err, s.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no subscription with this id")
-	}
-	return sub, err
+	return sub, fault.Missing(err, s.ErrNotFound, "no subscription with this id")
 }
 
 // FindMandateForKey is the key's mandate id (getMandate (GET
 // /mandates/{id})): another key's, or none, is 404.
 func (s *Service) FindMandateForKey(ctx context.Context, keyID, id string) (*Mandate, error) {
 	m, err := s.Store.FindMandateForKey(ctx, keyID, id)
-	if errors.Is(err, s.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no mandate with this id")
-	}
-	return m, err
+	return m, fault.Missing(err, s.ErrNotFound, "no mandate with this id")
 }
 
 // Act applies a merchant's pause, resume or cancel

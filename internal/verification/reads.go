@@ -2,7 +2,6 @@ package verification
 
 import (
 	"context"
-	"errors"
 
 	"github.com/paygate/paygate/internal/fault"
 )
@@ -24,7 +23,7 @@ type LockTx interface {
 // none, is 404.
 func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Verification, error) {
 	v, err := s.Store.FindVerificationForKey(ctx, keyID, id)
-	return v, s.notFound(err)
+	return v, fault.Missing(err, s.ErrNotFound, "no card verification with this id")
 }
 
 // LockForKey is FindForKey in the request's transaction, the verification
@@ -32,13 +31,5 @@ func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Verificati
 // another (docs/design/decisions.md section 15).
 func (s *Service) LockForKey(ctx context.Context, tx LockTx, keyID, id string) (*Verification, error) {
 	v, err := tx.LockVerificationForKey(ctx, keyID, id)
-	return v, s.notFound(err)
-}
-
-// notFound is err, or 404 when it is the store's "no such row".
-func (s *Service) notFound(err error) error {
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, "no card verification with this id")
-	}
-	return err
+	return v, fault.Missing(err, s.ErrNotFound, "no card verification with this id")
 }

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
@@ -48,7 +47,7 @@ type DeliveryLog struct {
 // FindEvent is the key's event id: another key's, or none, is 404.
 func (s *Service) FindEvent(ctx context.Context, keyID, id string) (*StoredEvent, error) {
 	e, err := s.Store.FindEventForKey(ctx, keyID, id)
-	return e, s.noEvent(err)
+	return e, fault.Missing(err, s.ErrNotFound, "no event with this id")
 }
 
 // ListEvents are up to f.Limit of the key's events matching f.
@@ -112,7 +111,7 @@ type ResendEventTx interface {
 func (s *Service) ResendEvent(ctx context.Context, tx ResendEventTx, keyID, id string, endpointID *string) (*StoredEvent, error) {
 	e, err := tx.FindEventForKey(ctx, keyID, id)
 	if err != nil {
-		return nil, s.noEvent(err)
+		return nil, fault.Missing(err, s.ErrNotFound, "no event with this id")
 	}
 	eps, err := tx.ListWebhookEndpoints(ctx, keyID)
 	if err != nil {
@@ -130,12 +129,4 @@ func (s *Service) ResendEvent(ctx context.Context, tx ResendEventTx, keyID, id s
 		return nil, err
 	}
 	return e, nil
-}
-
-// noEvent is err, or 404 when it is the store's "no such row".
-func (s *Service) noEvent(err error) error {
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, "no event with this id")
-	}
-	return err
 }

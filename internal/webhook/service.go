@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -64,10 +63,7 @@ func (s *Service) ListEndpoints(ctx context.Context, keyID string) ([]*Endpoint,
 // more. Another key's, or one already removed, is 404.
 func (s *Service) RemoveEndpoint(ctx context.Context, keyID, id string) error {
 	err := s.Store.RemoveWebhookEndpoint(ctx, keyID, id, s.Now())
-	if errors.Is(err, s.ErrNotFound) {
-		return fault.New(fault.NotFound, "no webhook endpoint with this id")
-	}
-	return err
+	return fault.Missing(err, s.ErrNotFound, "no webhook endpoint with this id")
 }
 
 // NewEndpoint describes an endpoint to add.
