@@ -9,8 +9,7 @@ import (
 )
 
 // Store is what the service reads outside a transaction, for the API and
-// the checkout: one statement of the store each (the store's Store is
-// one).
+// the checkout (the store's Store is one).
 type Store interface {
 	FindPaymentForKey(ctx context.Context, keyID, id string) (*Payment, error)
 	FindSessionForKey(ctx context.Context, keyID, sessionID string) (*Payment, error)
@@ -25,6 +24,41 @@ type Store interface {
 // transaction.
 type LockTx interface {
 	LockPaymentForKey(ctx context.Context, keyID, id string) (*Payment, error)
+}
+
+// Filter selects a page of a key's payments, newest first: the list
+// (listPayments (GET /api/v1/payments)), the export and the totals
+// (docs/design/decisions.md section 13) select by it alike.
+type Filter struct {
+	Status            string
+	CreatedGTE        *time.Time
+	CreatedLT         *time.Time
+	OrderID           string
+	CustomerReference string
+	// Search matches a payment id, order_id or customer_reference exactly
+	// (the cabinet's one search box, docs/cabinet.md).
+	Search string
+	// After is the (created_at, id) of the last payment of the previous page.
+	AfterCreated *time.Time
+	AfterID      string
+	Limit        int
+}
+
+// CurrencyTotals are the totals of a key's payments in one currency
+// (getPaymentTotals (GET /cabinet/v1/payments/totals)).
+type CurrencyTotals struct {
+	Currency string
+	// Count is every matching payment, whatever its status.
+	Count int64
+	// SucceededCount and SucceededMinor are the payments whose money was
+	// taken: status succeeded, partially_refunded or refunded, and the sum
+	// of their amounts.
+	SucceededCount, SucceededMinor int64
+	// CapturedMinor and RefundedMinor sum captured_amount_minor and
+	// refunded_amount_minor over every matching payment.
+	CapturedMinor, RefundedMinor int64
+	// DeclinedCount is the payments in status declined.
+	DeclinedCount int64
 }
 
 // FindForKey is the key's payment id (getPayment (GET /payments/{id})):
@@ -92,39 +126,4 @@ func (s *Service) Totals(ctx context.Context, keyID string, f Filter) ([]Currenc
 // /payments/{id}/refunds)); p is the caller's, found by FindForKey.
 func (s *Service) Refunds(ctx context.Context, p *Payment) ([]Refund, error) {
 	return s.Store.ListRefunds(ctx, p.ID)
-}
-
-// Filter selects a page of a key's payments, newest first: the list
-// (listPayments (GET /api/v1/payments)), the export and the totals
-// (docs/design/decisions.md section 13) select by it alike.
-type Filter struct {
-	Status            string
-	CreatedGTE        *time.Time
-	CreatedLT         *time.Time
-	OrderID           string
-	CustomerReference string
-	// Search matches a payment id, order_id or customer_reference exactly
-	// (the cabinet's one search box, docs/cabinet.md).
-	Search string
-	// After is the (created_at, id) of the last payment of the previous page.
-	AfterCreated *time.Time
-	AfterID      string
-	Limit        int
-}
-
-// CurrencyTotals are the totals of a key's payments in one currency
-// (getPaymentTotals (GET /cabinet/v1/payments/totals)).
-type CurrencyTotals struct {
-	Currency string
-	// Count is every matching payment, whatever its status.
-	Count int64
-	// SucceededCount and SucceededMinor are the payments whose money was
-	// taken: status succeeded, partially_refunded or refunded, and the sum
-	// of their amounts.
-	SucceededCount, SucceededMinor int64
-	// CapturedMinor and RefundedMinor sum captured_amount_minor and
-	// refunded_amount_minor over every matching payment.
-	CapturedMinor, RefundedMinor int64
-	// DeclinedCount is the payments in status declined.
-	DeclinedCount int64
 }
