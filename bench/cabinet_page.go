@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -542,9 +543,9 @@ func (f pageFilter) status() string { return f.values().Get("status") }
 
 // storeFilter is the filter the page gives the store (a page of 50 and
 // one more, to know whether a next page exists).
-func (f pageFilter) storeFilter(now time.Time) store.PaymentFilter {
+func (f pageFilter) storeFilter(now time.Time) payment.Filter {
 	v := f.values()
-	pf := store.PaymentFilter{Status: v.Get("status"), Search: v.Get("q"), Limit: 51}
+	pf := payment.Filter{Status: v.Get("status"), Search: v.Get("q"), Limit: 51}
 	if t, err := time.Parse("2006-01-02", v.Get("from")); err == nil {
 		pf.CreatedGTE = &t
 	}

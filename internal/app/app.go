@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cabinet/data"
 	"github.com/paygate/paygate/internal/cardinfo"
@@ -30,6 +31,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/subscription"
@@ -116,6 +118,8 @@ type App struct {
 	Subscriptions *subscription.Service
 	Operations    *operation.Engine[Reader, *store.Tx]
 	Webhooks      *webhook.Service
+	Allowances    *allowance.Service
+	SavedCards    *savedcard.Service
 	Cabinet       *cabinet.Service
 	// Clock advances the sandbox keys' clocks with every expiry on the way.
 	Clock   *clock.Advancer
@@ -158,6 +162,8 @@ func New(cfg Config) (*App, error) {
 
 	a.Merchants = &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: cfg.Environment}
 	a.BINs = &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log}
+	a.Allowances = allowance.NewService(s, now)
+	a.SavedCards = savedcard.NewService(s, now, store.ErrNotFound)
 	cfg.Operations.KeyClocks = true
 	a.Operations = operation.NewEngine(
 		func(ctx context.Context, fn func(*store.Tx) error) error {
@@ -174,7 +180,7 @@ func New(cfg Config) (*App, error) {
 
 	// The subscription domain charges through the payment service, which
 	// tells it of payments with terms: made together.
-	a.Payments = payment.NewService(kr, now, newID, cfg.Providers, a.BINs, views.Payment,
+	a.Payments = payment.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payment,
 		func(p *payment.Service) payment.Recurring {
 			a.Subscriptions = subscription.NewService(p, s,
 				func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
@@ -193,12 +199,12 @@ func New(cfg Config) (*App, error) {
 		},
 		a.Operations, log, pollEvery, cfg.ReturnURL)
 	a.Verifications = verification.NewEngine(
-		verification.NewService(kr, now, newID, cfg.Providers, kr, views.Verification), s,
+		verification.NewService(kr, now, newID, cfg.Providers, kr, s, store.ErrNotFound, views.Verification), s,
 		func(ctx context.Context, fn func(verification.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		})
 	a.Payouts = payout.NewEngine(
-		payout.NewService(kr, now, newID, cfg.Providers, a.BINs, views.Payout), s,
+		payout.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payout), s,
 		func(ctx context.Context, fn func(payout.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
@@ -221,7 +227,7 @@ func New(cfg Config) (*App, error) {
 		Transact: func(ctx context.Context, fn func(webhook.DispatchTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		}}
-	a.Webhooks = &webhook.Service{Sealer: kr, Now: now, NewID: newID, Production: !sandbox, Resolver: cfg.Resolver}
+	a.Webhooks = webhook.NewService(kr, now, newID, !sandbox, cfg.Resolver, s, store.ErrNotFound)
 
 	// Every process registers every job kind (River refuses to insert a
 	// kind it does not know); one that works runs what it queues itself
@@ -261,7 +267,7 @@ func New(cfg Config) (*App, error) {
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,
-		Keys: formKeys, Cabinet: a.Cabinet,
+		Allowances: a.Allowances, SavedCards: a.SavedCards, Keys: formKeys, Cabinet: a.Cabinet,
 		CabinetData: data.New(s, now, cfg.Providers, a.Subscriptions, a.Webhooks)})
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ var built = map[string][]string{
 	"internal/verification": {"Service", "Engine"},
 	"internal/subscription": {"Service"},
 	"internal/operation":    {"Engine"},
+	"internal/webhook":      {"Service"},
+	"internal/allowance":    {"Service"},
+	"internal/savedcard":    {"Service"},
 }
 
 // TestOnlyTheRootBuilds protects the composition root

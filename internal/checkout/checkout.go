@@ -92,7 +92,7 @@ func (pg *Pages) Submit() http.Handler {
 		}
 		var cs *checkoutSession
 		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
-			p, err := tx.FindSessionByID(r.Context(), id)
+			p, err := pg.payments.CheckoutSession(r.Context(), tx, id)
 			if err != nil {
 				return err
 			}
@@ -118,7 +118,7 @@ func (pg *Pages) Submit() http.Handler {
 			return
 		}
 		err = pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
-			p, err := tx.FindSessionByID(r.Context(), id)
+			p, err := pg.payments.CheckoutSession(r.Context(), tx, id)
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ func (pg *Pages) Confirm() http.Handler {
 		code := r.PostFormValue("value")
 		var cs *checkoutSession
 		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
-			p, err := tx.FindSessionByID(r.Context(), id)
+			p, err := pg.payments.CheckoutSession(r.Context(), tx, id)
 			if err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (pg *Pages) Return() http.Handler {
 			return
 		}
 		err := pg.checkoutTx(r.Context(), func(tx *store.Tx) error {
-			p, err := tx.FindSessionByID(r.Context(), id)
+			p, err := pg.payments.CheckoutSession(r.Context(), tx, id)
 			if err != nil || p.Status != payment.RequiresAction || p.NextActionType == "otp" {
 				return err
 			}
@@ -289,7 +289,7 @@ func (pg *Pages) awaitOutcome(ctx context.Context, id string) {
 			return
 		case <-tick.C:
 		}
-		p, err := pg.store.FindSessionByID(ctx, id)
+		p, err := pg.payments.FindSession(ctx, id)
 		if err != nil || (p.Status != payment.Processing && p.Status != payment.ManualReview) {
 			return
 		}

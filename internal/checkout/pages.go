@@ -35,17 +35,20 @@ type Config struct {
 	Proxies forwarded.Proxies
 }
 
-// Store is what the pages read and the transactions they run; *store.Store
-// is one. The transaction is a *store.Tx because the payment service's
-// checkout methods take it whole (payment.CheckoutTx).
+// Store runs the pages' transactions; *store.Store is one. What they read
+// and change in them, the payment service does (Payments). The
+// transaction is a *store.Tx because the payment service's checkout
+// methods take it whole (payment.CheckoutTx).
 type Store interface {
 	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
-	FindSessionByID(ctx context.Context, sessionID string) (*payment.Payment, error)
 }
 
 // Payments are the payment service's calls the pages make; *payment.Service
 // is one.
 type Payments interface {
+	FindSession(ctx context.Context, sessionID string) (*payment.Payment, error)
+	CheckoutSession(ctx context.Context, tx payment.CheckoutTx, sessionID string) (*payment.Payment, error)
+	CheckoutChannel(ctx context.Context, tx payment.CheckoutTx, p *payment.Payment) (merchant.Channel, error)
 	OpenCheckout(ctx context.Context, tx payment.CheckoutTx, sessionID string) (*payment.Payment, error)
 	SubmitCheckout(ctx context.Context, tx payment.CheckoutTx, p *payment.Payment, f payment.CheckoutForm) error
 	Confirm(ctx context.Context, tx payment.OperationTx, p *payment.Payment, code string) (*payment.Payment, error)

@@ -26,7 +26,7 @@ type checkoutSession struct {
 }
 
 func (pg *Pages) loadCheckout(ctx context.Context, tx *store.Tx, p *payment.Payment) (*checkoutSession, error) {
-	ch, err := tx.FindChannelByID(ctx, p.ChannelID)
+	ch, err := pg.payments.CheckoutChannel(ctx, tx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,16 @@ func As(err error) (*Error, bool) {
 	return nil, false
 }
 
+// Missing is err, or not_found with message when err is (or wraps)
+// notFound, a store's "no such row": a service finding a key's resource
+// answers alike for another key's and for one that does not exist.
+func Missing(err, notFound error, message string) error {
+	if err != nil && errors.Is(err, notFound) {
+		return New(NotFound, message)
+	}
+	return err
+}
+
 // CodeOf returns the code of err, or Internal when err is not a *Error.
 func CodeOf(err error) Code {
 	if e, ok := As(err); ok {

@@ -29,3 +29,32 @@ func TestConflict(t *testing.T) {
 		t.Error("an error that is no conflict has a conflict's answer")
 	}
 }
+
+func TestMissing(t *testing.T) {
+	noRow, other := errors.New("no such row"), errors.New("connection refused")
+	for _, tc := range []struct {
+		name     string
+		err      error
+		notFound error
+		want     Code // "" for err itself
+	}{
+		{"no error", nil, noRow, ""},
+		{"no error, no sentinel", nil, nil, ""},
+		{"the store's no such row", noRow, noRow, NotFound},
+		{"wrapped", fmt.Errorf("find: %w", noRow), noRow, NotFound},
+		{"another error", other, noRow, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Missing(tc.err, tc.notFound, "no payment with this id")
+			if tc.want == "" {
+				if got != tc.err {
+					t.Errorf("Missing = %v, want %v itself", got, tc.err)
+				}
+				return
+			}
+			if f, ok := As(got); !ok || f.Code != tc.want || f.Message != "no payment with this id" {
+				t.Errorf("Missing = %v, want %s with the message", got, tc.want)
+			}
+		})
+	}
+}

@@ -111,6 +111,12 @@ func (s *Service) Revoke(ctx context.Context, accessKey string) error {
 	return s.Store.RevokeKey(ctx, accessKey, s.Now().UTC())
 }
 
+// Channels are the key's channels, in assignment order
+// (listPaymentChannels (GET /payment-channels)).
+func (s *Service) Channels(ctx context.Context, keyID string) ([]Channel, error) {
+	return s.Store.ChannelsForKey(ctx, keyID)
+}
+
 // Assign gives a key a channel; channels are tried in assignment order.
 func (s *Service) Assign(ctx context.Context, accessKey, alias string) error {
 	k, c, err := s.keyAndChannel(ctx, accessKey, alias)

@@ -124,6 +124,10 @@ type Service struct {
 	// terms or pay a subscription; nil: terms are refused (422
 	// capability_not_supported).
 	Recurring Recurring
+	// Store is what the service reads outside a transaction; ErrNotFound
+	// is its "no such row", which the service answers with 404.
+	Store       Store
+	ErrNotFound error
 }
 
 // NewService builds the payment domain. Every dependency is an argument, so
@@ -131,10 +135,13 @@ type Service struct {
 // "The composition root"): render is the payment as GET shows it, the
 // object of each status change's event (docs/design/decisions.md section
 // 6); recurring makes the subscription domain from the service it charges
-// through (nil: terms are refused).
+// through (nil: terms are refused); st is what the service reads outside
+// a transaction, errNotFound its "no such row".
 func NewService(sealer Sealer, now func() time.Time, newID func() string, providers Providers,
-	bins *cardinfo.Service, render func(*Payment) ([]byte, error), recurring func(*Service) Recurring) *Service {
-	s := &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Render: render}
+	bins *cardinfo.Service, st Store, errNotFound error, render func(*Payment) ([]byte, error),
+	recurring func(*Service) Recurring) *Service {
+	s := &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Store: st,
+		ErrNotFound: errNotFound, Render: render}
 	if recurring != nil {
 		s.Recurring = recurring(s)
 	}

@@ -49,13 +49,19 @@ type Service struct {
 	// BINs classifies cards as payments do; nil: the scheme table only.
 	BINs   *cardinfo.Service
 	Render func(*Payout) ([]byte, error)
+	// Store is what the service reads outside a transaction; ErrNotFound
+	// is its "no such row", which the service answers with 404.
+	Store       Store
+	ErrNotFound error
 }
 
 // NewService builds the payout domain; every dependency is an argument, so
-// that a wiring that forgets the renderer of its events does not compile.
+// that a wiring that forgets the renderer of its events, or the store it
+// reads, does not compile. errNotFound is the store's "no such row".
 func NewService(sealer Sealer, now func() time.Time, newID func() string, providers Providers,
-	bins *cardinfo.Service, render func(*Payout) ([]byte, error)) *Service {
-	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Render: render}
+	bins *cardinfo.Service, st Store, errNotFound error, render func(*Payout) ([]byte, error)) *Service {
+	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, BINs: bins, Store: st,
+		ErrNotFound: errNotFound, Render: render}
 }
 
 // New is a payout request (schema CreatePayout), after the schema checks.

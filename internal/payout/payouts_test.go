@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // TestCreateRefusals: what createPayout refuses, as the fault code and
@@ -90,7 +91,8 @@ func TestCreateRefusals(t *testing.T) {
 					n.Currency = "CHF"
 				}, fault.ChannelNotAvailable, "payout_method.type"},
 				{"a profile that cannot pay out", func(_ *payout.New, _ *merchant.Key, svc **payout.Service) {
-					*svc = payout.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: withoutDebit}, nil, render)
+					*svc = payout.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: withoutDebit}, nil,
+						r.store, store.ErrNotFound, render)
 				}, fault.CapabilityNotSupported, ""},
 				{"a saved card the key does not have", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
 					n.Card, n.SavedCardID = nil, "sc_unknown"
@@ -110,7 +112,7 @@ func TestCreateRefusals(t *testing.T) {
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
 
-					evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{Limit: 10})
+					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no payout.processing: no payout")
 					require.Zero(t, r.usage(k).ReservedMinor, "nothing reserved")

@@ -84,7 +84,7 @@ func newRig(t *testing.T, db storetest.Database) *rig {
 		func(ctx context.Context, fn func(store.Queries) error) error { return s.ReadOnly(ctx, fn) },
 		func(tx *store.Tx) store.Queries { return tx.Queries },
 		r.keyring, clk.Now, log, operation.Options{KeyClocks: true})
-	r.svc = payout.NewService(r.keyring, clk.Now, r.newID, r.providers, nil, render)
+	r.svc = payout.NewService(r.keyring, clk.Now, r.newID, r.providers, nil, s, store.ErrNotFound, render)
 	r.engine = payout.NewEngine(r.svc, s, func(ctx context.Context, fn func(payout.EngineTx) error) error {
 		return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 	}, r.ops, log)

@@ -2,7 +2,8 @@
 // sealed, after a payment that asked for it (docs/design/decisions.md
 // section 5), and the rules on who may use it. Payments save and charge
 // them, payouts send money to them (subscriptions will charge them the
-// same way). The SQL is the store's; this package reads nothing itself.
+// same way). The SQL is the store's; Service lists and deletes a key's
+// cards through it.
 package savedcard
 
 import (
@@ -30,6 +31,16 @@ type Card struct {
 	// (docs/design/decisions.md section 13); nil while it is usable. The
 	// row stays so that the payments that used it keep their saved_card_id.
 	DeletedAt *time.Time
+}
+
+// Filter selects a page of a key's usable saved cards, newest first
+// (listPaymentMethodTokens (GET /cabinet/v1/payment-method-tokens)).
+type Filter struct {
+	CustomerReference string // "" for every payer
+	// After is the (created_at, id) of the last card of the previous page.
+	AfterCreated *time.Time
+	AfterID      string
+	Limit        int
 }
 
 // Sealer encrypts data at rest (the vault).

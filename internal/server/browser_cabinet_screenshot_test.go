@@ -75,7 +75,7 @@ func TestCabinetScreenshots(t *testing.T) {
 	for _, ref := range []string{"customer-042", "customer-107", "customer-288"} {
 		savedCard(t, e, e.aKey.ID, ref)
 	}
-	events, err := e.store.ListEvents(context.Background(), e.aKey.ID, store.EventFilter{ResourceID: paid.PaymentID, Limit: 1})
+	events, err := e.store.ListEvents(context.Background(), e.aKey.ID, webhook.EventFilter{ResourceID: paid.PaymentID, Limit: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, events)
 	e.await(time.Second, e.deliveryIs(events[0].ID, webhook.Succeeded))

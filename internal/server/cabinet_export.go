@@ -12,7 +12,6 @@ import (
 	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // filterParams are the filters of listPayments (GET /api/v1/payments),
@@ -130,7 +129,7 @@ func (s *Server) exportPayments() http.Handler {
 // pages.Deps.Export): every payment q selects, written as exportPayments
 // writes them, at the key's clock the page puts in ctx.
 func (s *Server) exportPage(ctx context.Context, w http.ResponseWriter, q pages.PaymentQuery) (started bool, err error) {
-	f := store.PaymentFilter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search}
+	f := payment.Filter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search}
 	err = s.streamPaymentsCSV(ctx, w, q.KeyID, f, "payments.csv")
 	return errors.Is(err, errStreamCut), err
 }
@@ -143,7 +142,7 @@ var errStreamCut = errors.New("the CSV stream was cut")
 // clock (ctx). An error before the first byte is returned as it is, and
 // nothing was written; one after it wraps errStreamCut, and the caller
 // must abort the connection.
-func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, keyID string, f store.PaymentFilter, filename string) error {
+func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, keyID string, f payment.Filter, filename string) error {
 	now := s.keyNow(ctx)
 	rc := http.NewResponseController(w)
 	out := csv.NewWriter(w)
@@ -159,7 +158,7 @@ func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, k
 		return out.Write(exportColumns)
 	}
 	row := make([]string, 0, len(exportColumns))
-	err := s.store.EachPaymentPage(ctx, keyID, f, exportPage, func(page []*payment.Payment) error {
+	err := s.payments.EachPage(ctx, keyID, f, exportPage, func(page []*payment.Payment) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWindow)) // not every writer has a deadline
 		if !started {
 			if err := start(); err != nil {
@@ -192,15 +191,15 @@ func (s *Server) streamPaymentsCSV(ctx context.Context, w http.ResponseWriter, k
 
 // paymentTotals is getPaymentTotals (GET /cabinet/v1/payments/totals;
 // docs/design/decisions.md section 13): per currency, the totals of the
-// payments the export with the same filters would list (store.PaymentTotals
-// says what each counts).
+// payments the export with the same filters would list
+// (payment.CurrencyTotals says what each counts).
 func (s *Server) paymentTotals() http.Handler {
 	return s.readQuery(filterParams, func(ctx context.Context, c *call) (answer, error) {
 		f, err := paymentFilter(c.query)
 		if err != nil {
 			return answer{}, err
 		}
-		ts, err := s.store.PaymentTotals(ctx, c.key.ID, f)
+		ts, err := s.payments.Totals(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}

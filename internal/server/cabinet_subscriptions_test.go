@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/subscription"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 var (
@@ -53,7 +54,7 @@ func (e *env) cabinetSubscription(c *client.Client, mandateID string) openapi.Su
 // subscriptionEvents are the key's events of a type about one subscription.
 func (e *env) subscriptionEvents(keyID, typ, id string) int {
 	e.t.Helper()
-	evs, err := e.store.ListEvents(context.Background(), keyID, store.EventFilter{Type: typ, ResourceID: id, Limit: 100})
+	evs, err := e.store.ListEvents(context.Background(), keyID, webhook.EventFilter{Type: typ, ResourceID: id, Limit: 100})
 	require.NoError(e.t, err)
 	return len(evs)
 }
@@ -307,7 +308,7 @@ func TestCabinetSubscriptionsActions(t *testing.T) {
 		require.Equal(t, int64(2), got.NextPeriod)
 		require.Equal(t, first.AddDate(0, 2, 0).UTC(), got.NextRunAt.Std().UTC())
 		require.WithinDuration(t, keyNow, got.UpdatedAt.Std(), 5*time.Second, "changed at the key's time")
-		evs, err := e.store.ListEvents(context.Background(), e.aKey.ID, store.EventFilter{Type: "subscription.active",
+		evs, err := e.store.ListEvents(context.Background(), e.aKey.ID, webhook.EventFilter{Type: "subscription.active",
 			ResourceID: sub.ID, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, evs, 2, "created, then resumed")

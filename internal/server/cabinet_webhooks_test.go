@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/openapi"
-	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -78,7 +77,7 @@ func TestCabinetWebhooks(t *testing.T) {
 			}
 		}
 		evB := e.recordEvent(e.bKey, "payment.succeeded")
-		all, err := e.store.ListEvents(ctx, e.aKey.ID, store.EventFilter{Limit: 500})
+		all, err := e.store.ListEvents(ctx, e.aKey.ID, webhook.EventFilter{Limit: 500})
 		require.NoError(t, err)
 		require.Len(t, all, 121)
 

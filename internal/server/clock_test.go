@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // keyClock is the calling key's sandbox clock (getSandboxClock (GET
@@ -223,7 +224,7 @@ func TestSandboxClockKeyTime(t *testing.T) {
 			e.addEndpoint(c, rc.URL, "payment.expired")
 			s := createSession(t, c, fmt.Sprintf(visaSession, 3, ""))
 			e.advance(c, s.ExpiresAt.Std().Add(24*time.Hour))
-			evs, err := e.store.ListEvents(context.Background(), k.ID, store.EventFilter{Type: "payment.expired", Limit: 10})
+			evs, err := e.store.ListEvents(context.Background(), k.ID, webhook.EventFilter{Type: "payment.expired", Limit: 10})
 			require.NoError(t, err)
 			require.Len(t, evs, 1)
 			// The test clock stays: a delivery dated by the key's clock

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,7 +28,7 @@ func (s *Server) listEvents() http.Handler {
 		}
 		limit := f.Limit
 		f.Limit++ // one more tells whether another page exists
-		evs, err := s.store.ListEvents(ctx, c.key.ID, f)
+		evs, err := s.webhooks.ListEvents(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}
@@ -56,8 +55,8 @@ func (s *Server) listEvents() http.Handler {
 var eventParams = []string{"type", "resource_id", "since", "limit", "cursor"}
 
 // eventFilter reads the query of GET /events, which queryParams has checked.
-func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (store.EventFilter, error) {
-	f := store.EventFilter{Limit: 20}
+func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (webhook.EventFilter, error) {
+	f := webhook.EventFilter{Limit: 20}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v := q.Get("type"); v != "" {
 		if !webhook.ValidType(v) {
@@ -98,8 +97,8 @@ func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (s
 	if uuid.Validate(since) != nil {
 		return f, bad("since", "must be an RFC 3339 date-time or the id of an event")
 	}
-	e, err := s.store.FindEventForKey(ctx, keyID, since)
-	if errors.Is(err, store.ErrNotFound) {
+	e, err := s.webhooks.FindEvent(ctx, keyID, since)
+	if fault.CodeOf(err) == fault.NotFound { // an event the key does not have
 		return f, bad("since", "no event of this key has this id")
 	}
 	if err != nil {
@@ -113,15 +112,19 @@ func (s *Server) eventFilter(ctx context.Context, keyID string, q url.Values) (s
 // deliveries with every attempt; another key's event is 404.
 func (s *Server) getEvent() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		e, err := s.findEvent(ctx, s.store, c)
+		e, err := byID(ctx, c, s.webhooks.FindEvent)
 		if err != nil {
 			return answer{}, err
 		}
-		d, err := eventDetails(ctx, s.store, e)
+		v, err := eventView(e)
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{http.StatusOK, d}, nil
+		ds, err := s.webhooks.Deliveries(ctx, e.ID)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{http.StatusOK, eventDetails(v, ds)}, nil
 	})
 }
 
@@ -130,52 +133,28 @@ func (s *Server) getEvent() http.Handler {
 func (s *Server) resendEvent() http.Handler {
 	return write(s, writeSpec{schema: "ResendEvent", optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.ResendEvent) (answer, error) {
-			e, err := s.findEvent(ctx, tx, c)
+			id, err := pathID(c.r)
 			if err != nil {
 				return answer{}, err
 			}
-			eps, err := tx.ListWebhookEndpoints(ctx, c.key.ID)
+			e, err := s.webhooks.ResendEvent(ctx, tx, c.key.ID, id, in.EndpointID)
 			if err != nil {
 				return answer{}, err
 			}
-			id := deref(in.EndpointID)
-			targets := webhook.ResendTargets(eps, e.Type, id)
-			if in.EndpointID != nil && (id == "" || len(targets) == 0) {
-				return answer{}, fault.OnField(fault.ValidationError, "endpoint_id", "no enabled webhook endpoint of this key has this id")
-			}
-			if err := s.webhooks.Resend(ctx, tx, e.ID, targets); err != nil {
-				return answer{}, err
-			}
-			d, err := eventDetails(ctx, tx, e)
+			v, err := eventView(e)
 			if err != nil {
 				return answer{}, err
 			}
-			return answer{http.StatusOK, d}, nil
+			ds, err := s.webhooks.DeliveriesIn(ctx, tx, e.ID)
+			if err != nil {
+				return answer{}, err
+			}
+			return answer{http.StatusOK, eventDetails(v, ds)}, nil
 		})
 }
 
-// eventReader is what showing an event reads: the store or a transaction.
-type eventReader interface {
-	FindEventForKey(ctx context.Context, keyID, id string) (*store.StoredEvent, error)
-	ListDeliveries(ctx context.Context, eventID string) ([]*webhook.Delivery, error)
-	ListAttempts(ctx context.Context, eventID string) ([]*webhook.Attempt, error)
-	FindWebhookEndpoint(ctx context.Context, id string) (*webhook.Endpoint, error)
-}
-
-func (s *Server) findEvent(ctx context.Context, q eventReader, c *call) (*store.StoredEvent, error) {
-	id, err := pathID(c.r)
-	if err != nil {
-		return nil, err
-	}
-	e, err := q.FindEventForKey(ctx, c.key.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no event with this id")
-	}
-	return e, err
-}
-
 // eventView is the event as sent: its stored body, decoded.
-func eventView(e *store.StoredEvent) (openapi.Event, error) {
+func eventView(e *webhook.StoredEvent) (openapi.Event, error) {
 	var v openapi.Event
 	if err := json.Unmarshal(e.Body, &v); err != nil {
 		return v, fmt.Errorf("event %s: stored body: %w", e.ID, err)
@@ -184,37 +163,20 @@ func eventView(e *store.StoredEvent) (openapi.Event, error) {
 }
 
 // eventDetails is an event with its deliveries and their attempts.
-func eventDetails(ctx context.Context, q eventReader, e *store.StoredEvent) (openapi.EventDetails, error) {
-	v, err := eventView(e)
-	if err != nil {
-		return openapi.EventDetails{}, err
-	}
+func eventDetails(v openapi.Event, ds []webhook.DeliveryLog) openapi.EventDetails {
 	out := openapi.EventDetails{Event: v, Deliveries: []openapi.WebhookDelivery{}}
-	ds, err := q.ListDeliveries(ctx, e.ID)
-	if err != nil {
-		return out, err
-	}
-	attempts, err := q.ListAttempts(ctx, e.ID)
-	if err != nil {
-		return out, err
-	}
-	for _, d := range ds {
-		ep, err := q.FindWebhookEndpoint(ctx, d.EndpointID)
-		if err != nil {
-			return out, err
-		}
-		w := openapi.WebhookDelivery{ID: d.ID, EndpointID: d.EndpointID, URL: ep.URL, Status: d.Status,
+	for _, l := range ds {
+		d := l.Delivery
+		w := openapi.WebhookDelivery{ID: d.ID, EndpointID: d.EndpointID, URL: l.Endpoint.URL, Status: d.Status,
 			FailureReason: d.Reason, CreatedAt: openapi.Time(d.CreatedAt), Attempts: []openapi.WebhookAttempt{}}
 		if d.NextAttemptAt != nil && d.Status == webhook.Pending {
 			w.NextAttemptAt = openapi.Time(*d.NextAttemptAt)
 		}
-		for _, a := range attempts {
-			if a.DeliveryID == d.ID {
-				w.Attempts = append(w.Attempts, openapi.WebhookAttempt{AttemptedAt: openapi.Time(a.At), StatusCode: a.StatusCode,
-					LatencyMS: a.Latency.Milliseconds(), Response: a.Response, Error: a.Error})
-			}
+		for _, a := range l.Attempts {
+			w.Attempts = append(w.Attempts, openapi.WebhookAttempt{AttemptedAt: openapi.Time(a.At), StatusCode: a.StatusCode,
+				LatencyMS: a.Latency.Milliseconds(), Response: a.Response, Error: a.Error})
 		}
 		out.Deliveries = append(out.Deliveries, w)
 	}
-	return out, nil
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/openapi"
 )
 
@@ -13,21 +12,15 @@ import (
 // An allowance not listed is unlimited.
 func (s *Server) listLimits() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		settings, err := s.store.ListAllowances(ctx, c.key.ID)
+		figures, err := s.allowances.Figures(ctx, c.key.ID) // the key's day, by its clock in ctx
 		if err != nil {
 			return answer{}, err
 		}
-		now := s.keyNow(ctx) // the allowance day is the key's (docs/design/decisions.md section 14)
 		out := openapi.LimitList{Items: []openapi.Limit{}}
-		for _, set := range settings {
-			u, err := s.store.AllowanceUsage(ctx, c.key.ID, set.Allowance, set.Currency, allowance.Day(now))
-			if err != nil {
-				return answer{}, err
-			}
-			f := allowance.FiguresOf(set, u, now)
-			out.Items = append(out.Items, openapi.Limit{Allowance: string(set.Allowance), Currency: set.Currency,
-				PerTransactionMinor: set.PerTransactionMinor, DailyMinor: set.DailyMinor, UsedMinor: u.UsedMinor,
-				ReservedMinor: u.ReservedMinor, RemainingMinor: f.RemainingMinor, ResetsAt: openapi.Time(f.ResetsAt)})
+		for _, f := range figures {
+			out.Items = append(out.Items, openapi.Limit{Allowance: string(f.Allowance), Currency: f.Currency,
+				PerTransactionMinor: f.PerTransactionMinor, DailyMinor: f.DailyMinor, UsedMinor: f.UsedMinor,
+				ReservedMinor: f.ReservedMinor, RemainingMinor: f.RemainingMinor, ResetsAt: openapi.Time(f.ResetsAt)})
 		}
 		return answer{http.StatusOK, out}, nil
 	})

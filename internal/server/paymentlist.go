@@ -16,7 +16,6 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // listPayments is the extension GET /api/v1/payments: the key's payments,
@@ -29,7 +28,7 @@ func (s *Server) listPayments() http.Handler {
 		}
 		limit := f.Limit
 		f.Limit++ // one more tells whether another page exists
-		ps, err := s.store.ListPayments(ctx, c.key.ID, f)
+		ps, err := s.payments.List(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}
@@ -49,8 +48,8 @@ func (s *Server) listPayments() http.Handler {
 var listParams = []string{"status", "created_gte", "created_lt", "order_id", "customer_reference", "limit", "cursor"}
 
 // paymentFilter reads the query, which queryParams has checked.
-func paymentFilter(q url.Values) (store.PaymentFilter, error) {
-	f := store.PaymentFilter{Limit: 20}
+func paymentFilter(q url.Values) (payment.Filter, error) {
+	f := payment.Filter{Limit: 20}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v := q.Get("status"); v != "" {
 		if !slices.Contains(payment.Statuses, payment.Status(v)) {

@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
-	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
@@ -39,30 +37,16 @@ func (s *Server) createDirect() http.Handler {
 		})
 }
 
-// getPayment is getPayment (GET /payments/{id}).
+// getPayment is getPayment (GET /payments/{id}); another key's payment
+// is 404.
 func (s *Server) getPayment() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)
+		p, err := byID(ctx, c, s.payments.FindForKey)
 		if err != nil {
 			return answer{}, err
 		}
 		return answer{http.StatusOK, s.paymentViewAt(p, s.keyNow(ctx))}, nil
 	})
-}
-
-// findPayment finds the key's payment named by the path with find
-// (FindPaymentForKey, or LockPaymentForKey in a transaction); another
-// key's is 404.
-func findPayment(ctx context.Context, find func(ctx context.Context, keyID, id string) (*payment.Payment, error), c *call) (*payment.Payment, error) {
-	id, err := pathID(c.r)
-	if err != nil {
-		return nil, err
-	}
-	p, err := find(ctx, c.key.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no payment with this id")
-	}
-	return p, err
 }
 
 // paymentOp serves the payment operations confirmPayment (POST
@@ -77,7 +61,11 @@ func findPayment(ctx context.Context, find func(ctx context.Context, keyID, id s
 func paymentOp[T any](s *Server, schema string, fn func(ctx context.Context, tx *store.Tx, p *payment.Payment, in *T) (any, error)) http.Handler {
 	return write(s, writeSpec{schema: schema, optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *T) (answer, error) {
-			p, err := findPayment(ctx, tx.LockPaymentForKey, c)
+			id, err := pathID(c.r)
+			if err != nil {
+				return answer{}, err
+			}
+			p, err := s.payments.LockForKey(ctx, tx, c.key.ID, id)
 			if err != nil {
 				return answer{}, err
 			}
@@ -136,11 +124,11 @@ func (s *Server) refundPayment() http.Handler {
 // listRefunds is listPaymentRefunds (GET /payments/{id}/refunds).
 func (s *Server) listRefunds() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		p, err := findPayment(ctx, s.store.FindPaymentForKey, c)
+		p, err := byID(ctx, c, s.payments.FindForKey)
 		if err != nil {
 			return answer{}, err
 		}
-		rs, err := s.store.ListRefunds(ctx, p.ID)
+		rs, err := s.payments.Refunds(ctx, p)
 		if err != nil {
 			return answer{}, err
 		}

@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
-	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/instrument"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payout"
@@ -42,7 +40,7 @@ func (s *Server) createPayout() http.Handler {
 // payment's id, are 404.
 func (s *Server) getPayout() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		p, err := findPayout(ctx, s.store.FindPayoutForKey, c)
+		p, err := byID(ctx, c, s.payouts.FindForKey)
 		if err != nil {
 			return answer{}, err
 		}
@@ -56,7 +54,11 @@ func (s *Server) getPayout() http.Handler {
 func (s *Server) confirmPayout() http.Handler {
 	return write(s, writeSpec{schema: "ConfirmPayout", optional: true},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.ConfirmPayout) (answer, error) {
-			p, err := findPayout(ctx, tx.LockPayoutForKey, c)
+			id, err := pathID(c.r)
+			if err != nil {
+				return answer{}, err
+			}
+			p, err := s.payouts.LockForKey(ctx, tx, c.key.ID, id)
 			if err != nil {
 				return answer{}, err
 			}
@@ -65,20 +67,6 @@ func (s *Server) confirmPayout() http.Handler {
 			}
 			return answer{http.StatusOK, payoutView(p)}, nil
 		})
-}
-
-// findPayout finds the key's payout named by the path with find; another
-// key's is 404.
-func findPayout(ctx context.Context, find func(ctx context.Context, keyID, id string) (*payout.Payout, error), c *call) (*payout.Payout, error) {
-	id, err := pathID(c.r)
-	if err != nil {
-		return nil, err
-	}
-	p, err := find(ctx, c.key.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no payout with this id")
-	}
-	return p, err
 }
 
 // payoutView is the Payout answer (OpenAPI schema Payout): no card number,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cabinet/pages"
 	"github.com/paygate/paygate/internal/cardinfo"
@@ -28,6 +29,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/subscription"
 	"github.com/paygate/paygate/internal/verification"
@@ -56,12 +58,33 @@ type Config struct {
 	KeyCache time.Duration
 }
 
+// Store is what the HTTP layer keeps in the database itself, around the
+// services: the transactions of the write pipeline (Batch; InTx for the
+// sandbox clock's advance and the checkout's pages), the idempotency
+// records, nonces and rate admission, the access-key lookup of
+// authentication, and health's ping. Every resource (payments, sessions,
+// payouts, verifications, subscriptions, webhooks, saved cards,
+// allowances, channels) is read and changed through its domain service
+// (docs/architecture.md, "Packages"); internal/archtest checks that the
+// handlers call nothing else of the store and its transactions. The
+// store's Store is one.
+type Store interface {
+	Batch(ctx context.Context, fn func(context.Context, *store.Tx) error) error
+	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
+	Admit(ctx context.Context, keyID, nonce string, now time.Time, countRate bool) (fresh bool, recent int, err error)
+	FindIdempotentResponse(ctx context.Context, keyID, idemKey string) (store.StoredResponse, error)
+	FindKeyByAccessKey(ctx context.Context, accessKey string) (merchant.Key, error)
+	Ping(ctx context.Context) error
+}
+
 // Server serves the client API, and the checkout's pages beside it.
 type Server struct {
-	cfg       Config
-	views     Views
-	proxies   forwarded.Proxies // cfg.TrustedProxies
-	store     *store.Store
+	cfg     Config
+	views   Views
+	proxies forwarded.Proxies // cfg.TrustedProxies
+	// store is the HTTP layer's own persistence (Store): its transactions
+	// and requests' records, never a resource.
+	store     Store
 	merchants *merchant.Service
 	payments  *payment.Service
 	// verifications are card verifications (internal/verification).
@@ -82,13 +105,16 @@ type Server struct {
 	bins        *cardinfo.Service
 	binFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	webhooks    *webhook.Service
+	allowances  *allowance.Service
+	savedCards  *savedcard.Service
 	checkout    *checkout.Pages // the payer's pages (internal/checkout)
 	cabinet     *pages.Pages    // the merchant cabinet's pages; nil: off
 }
 
 // Deps are the services a Server calls.
 type Deps struct {
-	Store     *store.Store
+	// Store is the HTTP layer's own persistence (Store); *store.Store.
+	Store     Store
 	Merchants *merchant.Service
 	Payments  *payment.Service
 	// Verifications are card verifications; nil: their routes are off.
@@ -114,6 +140,11 @@ type Deps struct {
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
 	// Webhooks manages webhook endpoints and re-sends events.
 	Webhooks *webhook.Service
+	// Allowances reads a key's allowances (GET /limits).
+	Allowances *allowance.Service
+	// SavedCards lists and deletes a key's saved cards
+	// (/cabinet/v1/payment-method-tokens).
+	SavedCards *savedcard.Service
 	// Keys is the master keyring (*vault.Keyring): the checkout's
 	// anti-forgery key derives from it, so that every process of a cluster
 	// shares it (docs/checkout.md, Security). Required.
@@ -139,7 +170,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, views: NewViews(cfg.PublicURL, d.Now), proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
-		binFallback: d.BINFallback, webhooks: d.Webhooks}
+		binFallback: d.BINFallback, webhooks: d.Webhooks, allowances: d.Allowances, savedCards: d.SavedCards}
 	ttl := cfg.KeyCache
 	if ttl == 0 && cfg.Environment != merchant.Sandbox {
 		ttl = DefaultKeyCache

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -32,14 +31,7 @@ func (s *Server) createSession() http.Handler {
 // key's session is 404.
 func (s *Server) getSession() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		id, err := pathID(c.r)
-		if err != nil {
-			return answer{}, err
-		}
-		p, err := s.store.FindSessionForKey(ctx, c.key.ID, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return answer{}, fault.New(fault.NotFound, "no payment session with this id")
-		}
+		p, err := byID(ctx, c, s.payments.FindSessionForKey)
 		if err != nil {
 			return answer{}, err
 		}
@@ -51,7 +43,7 @@ func (s *Server) getSession() http.Handler {
 // key's channels only.
 func (s *Server) listChannels() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		cs, err := s.store.ChannelsForKey(ctx, c.key.ID)
+		cs, err := s.merchants.Channels(ctx, c.key.ID)
 		if err != nil {
 			return answer{}, err
 		}
@@ -72,6 +64,18 @@ func pathID(r *http.Request) (string, error) {
 		return "", fault.New(fault.NotFound, "no resource with this id")
 	}
 	return id.String(), nil
+}
+
+// byID is the calling key's resource named by the path's {id}, found by
+// find, a service's FindForKey: 404 for an id that cannot exist (pathID),
+// and from find for another key's or one that does not.
+func byID[T any](ctx context.Context, c *call, find func(ctx context.Context, keyID, id string) (T, error)) (T, error) {
+	id, err := pathID(c.r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return find(ctx, c.key.ID, id)
 }
 
 // newSession turns the wire request into the domain's.

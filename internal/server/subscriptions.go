@@ -41,14 +41,7 @@ func (s *Server) createSubscription() http.Handler {
 // key's subscription is 404.
 func (s *Server) getSubscription() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		id, err := pathID(c.r)
-		if err != nil {
-			return answer{}, err
-		}
-		sub, err := s.store.FindSubscriptionForKey(ctx, c.key.ID, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return answer{}, fault.New(fault.NotFound, "no subscription with this id")
-		}
+		sub, err := byID(ctx, c, s.subscriptions.FindForKey)
 		if err != nil {
 			return answer{}, err
 		}
@@ -91,14 +84,7 @@ func subscriptionView(sub *subscription.Subscription) openapi.Subscription {
 // 404.
 func (s *Server) getMandate() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		id, err := pathID(c.r)
-		if err != nil {
-			return answer{}, err
-		}
-		m, err := s.store.FindMandateForKey(ctx, c.key.ID, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return answer{}, fault.New(fault.NotFound, "no mandate with this id")
-		}
+		m, err := byID(ctx, c, s.subscriptions.FindMandateForKey)
 		if err != nil {
 			return answer{}, err
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // termsBody is a direct card payment with monthly subscription terms
@@ -68,7 +68,7 @@ func (e *env) advance(c *client.Client, to time.Time) openapi.SandboxClockAdvanc
 // charges are a subscription's charges, oldest first.
 func (e *env) charges(keyID, subID string) []*payment.Payment {
 	e.t.Helper()
-	all, err := e.store.ListPayments(context.Background(), keyID, store.PaymentFilter{Limit: 500})
+	all, err := e.store.ListPayments(context.Background(), keyID, payment.Filter{Limit: 500})
 	require.NoError(e.t, err)
 	var out []*payment.Payment
 	for _, p := range all {
@@ -88,7 +88,7 @@ func (e *env) charges(keyID, subID string) []*payment.Payment {
 // eventsOf counts the key's events of a type about the given resources.
 func (e *env) eventsOf(keyID, typ string, ids map[string]bool) int {
 	e.t.Helper()
-	evs, err := e.store.ListEvents(context.Background(), keyID, store.EventFilter{Type: typ, Limit: 500})
+	evs, err := e.store.ListEvents(context.Background(), keyID, webhook.EventFilter{Type: typ, Limit: 500})
 	require.NoError(e.t, err)
 	n := 0
 	for _, ev := range evs {

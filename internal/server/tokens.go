@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/savedcard"
-	"github.com/paygate/paygate/internal/store"
 )
 
 // tokenParams are the query parameters of listPaymentMethodTokens.
@@ -29,7 +27,7 @@ func (s *Server) listPaymentMethodTokens() http.Handler {
 		}
 		limit := f.Limit
 		f.Limit++ // one more tells whether another page exists
-		cards, err := s.store.ListSavedCardsPage(ctx, c.key.ID, f)
+		cards, err := s.savedCards.List(ctx, c.key.ID, f)
 		if err != nil {
 			return answer{}, err
 		}
@@ -48,8 +46,8 @@ func (s *Server) listPaymentMethodTokens() http.Handler {
 
 // savedCardFilter reads the query, which queryParams has checked, by the
 // rules of the document's parameters.
-func savedCardFilter(q url.Values) (store.SavedCardFilter, error) {
-	f := store.SavedCardFilter{Limit: 20}
+func savedCardFilter(q url.Values) (savedcard.Filter, error) {
+	f := savedcard.Filter{Limit: 20}
 	bad := func(name, msg string) error { return fault.OnField(fault.ValidationError, name, msg) }
 	if v, given := q["customer_reference"]; given {
 		if n := utf8.RuneCountInString(v[0]); n < 1 || n > 128 {
@@ -84,11 +82,7 @@ func (s *Server) deletePaymentMethodToken() http.Handler {
 		if err != nil {
 			return err
 		}
-		err = s.store.DeleteSavedCard(ctx, c.key.ID, id, s.keyNow(ctx))
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "no saved card with this id")
-		}
-		return err
+		return s.savedCards.Delete(ctx, c.key.ID, id)
 	})
 }
 

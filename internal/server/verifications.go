@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
-	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/verification"
@@ -32,7 +30,7 @@ func (s *Server) createVerification() http.Handler {
 // getVerification is getCardVerification (GET /card-verifications/{id}).
 func (s *Server) getVerification() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		v, err := findVerification(ctx, s.store.FindVerificationForKey, c)
+		v, err := byID(ctx, c, s.verifications.FindForKey)
 		if err != nil {
 			return answer{}, err
 		}
@@ -47,7 +45,11 @@ func (s *Server) getVerification() http.Handler {
 func (s *Server) verifyVerification() http.Handler {
 	return write(s, writeSpec{schema: "VerifyCardVerification"},
 		func(ctx context.Context, tx *store.Tx, c *call, in *openapi.VerifyCardVerification) (answer, error) {
-			v, err := findVerification(ctx, tx.LockVerificationForKey, c)
+			id, err := pathID(c.r)
+			if err != nil {
+				return answer{}, err
+			}
+			v, err := s.verifications.LockForKey(ctx, tx, c.key.ID, id)
 			if err != nil {
 				return answer{}, err
 			}
@@ -56,20 +58,6 @@ func (s *Server) verifyVerification() http.Handler {
 			}
 			return answer{http.StatusOK, verificationView(v)}, nil
 		})
-}
-
-// findVerification finds the key's verification named by the path; another
-// key's, and any other resource's id, is 404.
-func findVerification(ctx context.Context, find func(ctx context.Context, keyID, id string) (*verification.Verification, error), c *call) (*verification.Verification, error) {
-	id, err := pathID(c.r)
-	if err != nil {
-		return nil, err
-	}
-	v, err := find(ctx, c.key.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "no card verification with this id")
-	}
-	return v, err
 }
 
 // verificationView is the OpenAPI schema CardVerification: no card number

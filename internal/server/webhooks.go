@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
-	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -35,7 +33,7 @@ func (s *Server) createWebhookEndpoint() http.Handler {
 // calling key's endpoints, never a secret.
 func (s *Server) listWebhookEndpoints() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
-		eps, err := s.store.ListWebhookEndpoints(ctx, c.key.ID)
+		eps, err := s.webhooks.ListEndpoints(ctx, c.key.ID)
 		if err != nil {
 			return answer{}, err
 		}
@@ -55,11 +53,7 @@ func (s *Server) deleteWebhookEndpoint() http.Handler {
 		if err != nil {
 			return err
 		}
-		err = s.store.RemoveWebhookEndpoint(ctx, c.key.ID, id, s.now())
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "no webhook endpoint with this id")
-		}
-		return err
+		return s.webhooks.RemoveEndpoint(ctx, c.key.ID, id)
 	})
 }
 

@@ -13,13 +13,13 @@ import (
 // arguments: the list (ListPayments), the export (EachPaymentPage) and the
 // totals (PaymentTotals) select exactly the same payments. The keyset
 // bound (AfterCreated, AfterID) is included when set.
-func paymentWhere(keyID string, f PaymentFilter) (string, []any) {
+func paymentWhere(keyID string, f payment.Filter) (string, []any) {
 	where, args := paymentConds(keyID, f)
 	return strings.Join(where, " AND "), args
 }
 
 // paymentConds are paymentWhere's conditions, the key's first ($1).
-func paymentConds(keyID string, f PaymentFilter) ([]string, []any) {
+func paymentConds(keyID string, f payment.Filter) ([]string, []any) {
 	where, args := []string{"access_key_id = $1"}, []any{keyID}
 	add := func(cond string, v any) {
 		args = append(args, v)
@@ -63,7 +63,7 @@ func paymentConds(keyID string, f PaymentFilter) ([]string, []any) {
 // open while fn writes (the export, docs/design/decisions.md section 13).
 // A payment created during the walk is newer than the first page and is
 // not included; fn's error stops the walk and is returned.
-func (q Queries) EachPaymentPage(ctx context.Context, keyID string, f PaymentFilter, size int,
+func (q Queries) EachPaymentPage(ctx context.Context, keyID string, f payment.Filter, size int,
 	fn func(page []*payment.Payment) error) error {
 	f.AfterCreated, f.AfterID, f.Limit = nil, "", size
 	for {
@@ -85,23 +85,6 @@ func (q Queries) EachPaymentPage(ctx context.Context, keyID string, f PaymentFil
 	}
 }
 
-// CurrencyTotals are the totals of a key's payments in one currency
-// (getPaymentTotals (GET /cabinet/v1/payments/totals)).
-type CurrencyTotals struct {
-	Currency string
-	// Count is every matching payment, whatever its status.
-	Count int64
-	// SucceededCount and SucceededMinor are the payments whose money was
-	// taken: status succeeded, partially_refunded or refunded, and the sum
-	// of their amounts.
-	SucceededCount, SucceededMinor int64
-	// CapturedMinor and RefundedMinor sum captured_amount_minor and
-	// refunded_amount_minor over every matching payment.
-	CapturedMinor, RefundedMinor int64
-	// DeclinedCount is the payments in status declined.
-	DeclinedCount int64
-}
-
 // SucceededStatuses are the statuses whose payments count as succeeded in
 // the totals: the money was captured (a refund later does not undo that).
 var SucceededStatuses = []payment.Status{payment.Succeeded, payment.PartiallyRefunded, payment.Refunded}
@@ -110,7 +93,7 @@ var SucceededStatuses = []payment.Status{payment.Succeeded, payment.PartiallyRef
 // ignored) per currency, ordered by currency, in one GROUP BY. It reads
 // the stored status: a session past its expiry that no job has expired
 // yet is counted as neither succeeded nor declined, as it is once expired.
-func (q Queries) PaymentTotals(ctx context.Context, keyID string, f PaymentFilter) ([]CurrencyTotals, error) {
+func (q Queries) PaymentTotals(ctx context.Context, keyID string, f payment.Filter) ([]payment.CurrencyTotals, error) {
 	f.AfterCreated, f.AfterID = nil, ""
 	where, args := paymentWhere(keyID, f)
 	succeeded := make([]string, len(SucceededStatuses))
@@ -129,9 +112,9 @@ func (q Queries) PaymentTotals(ctx context.Context, keyID string, f PaymentFilte
 		return nil, err
 	}
 	defer rows.Close()
-	out := []CurrencyTotals{}
+	out := []payment.CurrencyTotals{}
 	for rows.Next() {
-		var t CurrencyTotals
+		var t payment.CurrencyTotals
 		if err := rows.Scan(&t.Currency, &t.Count, &t.SucceededCount, &t.SucceededMinor, &t.CapturedMinor,
 			&t.RefundedMinor, &t.DeclinedCount); err != nil {
 			return nil, err

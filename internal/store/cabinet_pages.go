@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -78,7 +79,7 @@ func PaymentsPerDayQuery(keyID, status string, from, to time.Time) (string, []an
 // payments (docs/benchmarks.md, "Cabinet payments page"). The outer query
 // needs no key condition: the ids come from the key's rows, and id is the
 // primary key.
-func PaymentListQuery(keyID string, f PaymentFilter) (string, []any) {
+func PaymentListQuery(keyID string, f payment.Filter) (string, []any) {
 	order := ` ORDER BY created_at DESC, id DESC LIMIT $`
 	if f.Search == "" {
 		where, args := paymentWhere(keyID, f)

@@ -63,7 +63,7 @@ func TestPaymentPageQueries(t *testing.T) {
 				return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(y.ID, x.ID))
 			})
 			from, before := t0.Add(10*time.Hour), t0.Add(50*time.Hour)
-			for _, f := range []store.PaymentFilter{
+			for _, f := range []payment.Filter{
 				{},
 				{Status: "declined"},
 				{CreatedGTE: &from, CreatedLT: &before},

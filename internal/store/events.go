@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/paygate/paygate/internal/store/dbconn"
 	"github.com/paygate/paygate/internal/webhook"
@@ -21,18 +20,11 @@ func (t *Tx) InsertEvent(ctx context.Context, e webhook.Event, body []byte) erro
 	return err
 }
 
-// StoredEvent is an event as kept.
-type StoredEvent struct {
-	ID, AccessKeyID, Type, ResourceType, ResourceID string
-	Body                                            []byte
-	CreatedAt                                       time.Time
-}
-
 const eventColumns = `id, access_key_id, type, resource_type, resource_id, body, created_at`
 
-func scanEvent(row interface{ Scan(...any) error }) (*StoredEvent, error) {
+func scanEvent(row interface{ Scan(...any) error }) (*webhook.StoredEvent, error) {
 	var (
-		e       StoredEvent
+		e       webhook.StoredEvent
 		body    string
 		created int64
 	)
@@ -45,29 +37,17 @@ func scanEvent(row interface{ Scan(...any) error }) (*StoredEvent, error) {
 }
 
 // FindEvent finds an event by id, whatever key owns it.
-func (q Queries) FindEvent(ctx context.Context, id string) (*StoredEvent, error) {
+func (q Queries) FindEvent(ctx context.Context, id string) (*webhook.StoredEvent, error) {
 	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 }
 
 // FindEventForKey finds a key's event; another key's is ErrNotFound.
-func (q Queries) FindEventForKey(ctx context.Context, keyID, id string) (*StoredEvent, error) {
+func (q Queries) FindEventForKey(ctx context.Context, keyID, id string) (*webhook.StoredEvent, error) {
 	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND access_key_id = $2`, id, keyID))
 }
 
-// EventFilter selects a page of a key's events, newest first.
-type EventFilter struct {
-	Type, ResourceID string
-	AfterCreated     *time.Time
-	AfterID          string
-	// Since lists events after this one in the other direction, oldest
-	// first (for `paygate listen`): every event created after it.
-	SinceCreated *time.Time
-	SinceID      string
-	Limit        int
-}
-
 // ListEvents returns up to f.Limit of the key's events matching f.
-func (q Queries) ListEvents(ctx context.Context, keyID string, f EventFilter) ([]*StoredEvent, error) {
+func (q Queries) ListEvents(ctx context.Context, keyID string, f webhook.EventFilter) ([]*webhook.StoredEvent, error) {
 	where, args := []string{"access_key_id = $1"}, []any{keyID}
 	add := func(cond string, vs ...any) {
 		for _, v := range vs {
@@ -99,7 +79,7 @@ func (q Queries) ListEvents(ctx context.Context, keyID string, f EventFilter) ([
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*StoredEvent
+	var out []*webhook.StoredEvent
 	for rows.Next() {
 		e, err := scanEvent(rows)
 		if err != nil {

@@ -66,7 +66,7 @@ func TestPaymentEvents(t *testing.T) {
 				return tx.UpdatePayment(ctx, p)
 			}))
 
-			evs, err := s.ListEvents(ctx, k.ID, store.EventFilter{Limit: 10})
+			evs, err := s.ListEvents(ctx, k.ID, webhook.EventFilter{Limit: 10})
 			require.NoError(t, err)
 			var types []string
 			for _, e := range evs {

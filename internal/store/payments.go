@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/payment"
@@ -230,24 +229,8 @@ func (q *Tx) UpdatePayment(ctx context.Context, p *payment.Payment) error {
 	return nil
 }
 
-// PaymentFilter selects a page of a key's payments, newest first.
-type PaymentFilter struct {
-	Status            string
-	CreatedGTE        *time.Time
-	CreatedLT         *time.Time
-	OrderID           string
-	CustomerReference string
-	// Search matches a payment id, order_id or customer_reference exactly
-	// (the cabinet's one search box, docs/cabinet.md).
-	Search string
-	// After is the (created_at, id) of the last payment of the previous page.
-	AfterCreated *time.Time
-	AfterID      string
-	Limit        int
-}
-
 // ListPayments returns up to f.Limit payments of the key matching f.
-func (q Queries) ListPayments(ctx context.Context, keyID string, f PaymentFilter) ([]*payment.Payment, error) {
+func (q Queries) ListPayments(ctx context.Context, keyID string, f payment.Filter) ([]*payment.Payment, error) {
 	query, args := PaymentListQuery(keyID, f)
 	return q.payments(ctx, query, args...)
 }

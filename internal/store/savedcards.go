@@ -66,19 +66,10 @@ func (q Queries) ListSavedCards(ctx context.Context, keyID, customerRef string) 
 	return collectSavedCards(rows)
 }
 
-// SavedCardFilter selects a page of a key's saved cards.
-type SavedCardFilter struct {
-	CustomerReference string // "" for every payer
-	// After is the (created_at, id) of the last card of the previous page.
-	AfterCreated *time.Time
-	AfterID      string
-	Limit        int
-}
-
 // ListSavedCardsPage returns up to f.Limit of the key's usable saved cards
 // matching f, newest first (listPaymentMethodTokens (GET
 // /cabinet/v1/payment-method-tokens)).
-func (q Queries) ListSavedCardsPage(ctx context.Context, keyID string, f SavedCardFilter) ([]savedcard.Card, error) {
+func (q Queries) ListSavedCardsPage(ctx context.Context, keyID string, f savedcard.Filter) ([]savedcard.Card, error) {
 	query, args := `SELECT `+savedCardColumns+` FROM saved_cards WHERE access_key_id = $1 AND deleted_at IS NULL`, []any{keyID}
 	if f.CustomerReference != "" {
 		args = append(args, f.CustomerReference)

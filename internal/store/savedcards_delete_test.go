@@ -39,13 +39,13 @@ func TestSavedCardDeletion(t *testing.T) {
 			c3 := save(a.ID, "cust-1", t0.Add(2*time.Minute))
 			save(b.ID, "cust-1", t0.Add(3*time.Minute))
 
-			page, err := s.ListSavedCardsPage(ctx, a.ID, store.SavedCardFilter{Limit: 2})
+			page, err := s.ListSavedCardsPage(ctx, a.ID, savedcard.Filter{Limit: 2})
 			require.NoError(t, err)
 			require.Equal(t, []savedcard.Card{c3, c2}, page)
-			page, err = s.ListSavedCardsPage(ctx, a.ID, store.SavedCardFilter{Limit: 2, AfterCreated: &c2.CreatedAt, AfterID: c2.ID})
+			page, err = s.ListSavedCardsPage(ctx, a.ID, savedcard.Filter{Limit: 2, AfterCreated: &c2.CreatedAt, AfterID: c2.ID})
 			require.NoError(t, err)
 			require.Equal(t, []savedcard.Card{c1}, page)
-			page, err = s.ListSavedCardsPage(ctx, a.ID, store.SavedCardFilter{CustomerReference: "cust-1", Limit: 10})
+			page, err = s.ListSavedCardsPage(ctx, a.ID, savedcard.Filter{CustomerReference: "cust-1", Limit: 10})
 			require.NoError(t, err)
 			require.Equal(t, []savedcard.Card{c3, c1}, page)
 
@@ -59,7 +59,7 @@ func TestSavedCardDeletion(t *testing.T) {
 			list, err := s.ListSavedCards(ctx, a.ID, "cust-1")
 			require.NoError(t, err)
 			require.Equal(t, []savedcard.Card{c3}, list)
-			page, err = s.ListSavedCardsPage(ctx, a.ID, store.SavedCardFilter{Limit: 10})
+			page, err = s.ListSavedCardsPage(ctx, a.ID, savedcard.Filter{Limit: 10})
 			require.NoError(t, err)
 			require.Equal(t, []savedcard.Card{c3, c2}, page)
 

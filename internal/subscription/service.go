@@ -41,11 +41,14 @@ type ChargeTx interface {
 	payment.DirectTx
 }
 
-// Store is what the scheduler reads outside a transaction.
+// Store is what the scheduler, and the API's reads, read outside a
+// transaction.
 type Store interface {
 	DueSubscriptions(ctx context.Context, now time.Time, limit int) ([]string, error)
 	NextSubscriptionDue(ctx context.Context, keyID string, upTo time.Time) (string, time.Time, error)
 	FindPaymentByID(ctx context.Context, id string) (*payment.Payment, error)
+	FindSubscriptionForKey(ctx context.Context, keyID, id string) (*Subscription, error)
+	FindMandateForKey(ctx context.Context, keyID, id string) (*Mandate, error)
 }
 
 // Operations runs a charge's provider call at once (operation.Engine.Run),
@@ -411,6 +414,20 @@ func (s *Service) Create(ctx context.Context, tx Tx, key merchant.Key, in New) (
 		return nil, err
 	}
 	return sub, s.changed(ctx, tx, sub)
+}
+
+// FindForKey is the key's subscription id (getSubscription (GET
+// /subscriptions/{id})): another key's, or none, is 404.
+func (s *Service) FindForKey(ctx context.Context, keyID, id string) (*Subscription, error) {
+	sub, err := s.Store.FindSubscriptionForKey(ctx, keyID, id)
+	return sub, fault.Missing(err, s.ErrNotFound, "no subscription with this id")
+}
+
+// FindMandateForKey is the key's mandate id (getMandate (GET
+// /mandates/{id})): another key's, or none, is 404.
+func (s *Service) FindMandateForKey(ctx context.Context, keyID, id string) (*Mandate, error) {
+	m, err := s.Store.FindMandateForKey(ctx, keyID, id)
+	return m, fault.Missing(err, s.ErrNotFound, "no mandate with this id")
 }
 
 // Act applies a merchant's pause, resume or cancel

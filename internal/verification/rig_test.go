@@ -88,7 +88,7 @@ func newRig(t *testing.T, db storetest.Database) *rig {
 		func(ctx context.Context, fn func(store.Queries) error) error { return s.ReadOnly(ctx, fn) },
 		func(tx *store.Tx) store.Queries { return tx.Queries },
 		r.keyring, clk.Now, log, operation.Options{KeyClocks: true})
-	r.svc = verification.NewService(r.keyring, clk.Now, r.newID, r.providers, r.keyring, render)
+	r.svc = verification.NewService(r.keyring, clk.Now, r.newID, r.providers, r.keyring, s, store.ErrNotFound, render)
 	r.engine = verification.NewEngine(r.svc, s, func(ctx context.Context, fn func(verification.EngineTx) error) error {
 		return s.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 	})

@@ -60,14 +60,20 @@ type Service struct {
 	// Render is the verification as GET shows it: the object of its events
 	// (docs/design/decisions.md section 6). Set by the wiring.
 	Render func(v *Verification) ([]byte, error)
+	// Store is what the service reads outside a transaction; ErrNotFound
+	// is its "no such row", which the service answers with 404.
+	Store       Store
+	ErrNotFound error
 }
 
 // NewService builds card verifications' domain; every dependency is an
-// argument, so that a wiring that forgets the renderer of its events does
-// not compile.
+// argument, so that a wiring that forgets the renderer of its events, or
+// the store it reads, does not compile. errNotFound is the store's "no
+// such row".
 func NewService(sealer operation.Sealer, now func() time.Time, newID func() string, providers Providers,
-	keys KeyDeriver, render func(v *Verification) ([]byte, error)) *Service {
-	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, Keys: keys, Render: render}
+	keys KeyDeriver, st Store, errNotFound error, render func(v *Verification) ([]byte, error)) *Service {
+	return &Service{Sealer: sealer, Now: now, NewID: newID, Providers: providers, Keys: keys, Store: st,
+		ErrNotFound: errNotFound, Render: render}
 }
 
 // EventTx records an event in the transaction of the change it reports,

@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 	"github.com/paygate/paygate/internal/verification"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // TestCreateRefusals: what createCardVerification refuses, as the fault
@@ -63,7 +64,7 @@ func TestCreateRefusals(t *testing.T) {
 				}, fault.ChannelNotAvailable, "currency"},
 				{"a profile without lookup", func(_ *verification.New, _ *merchant.Key, svc **verification.Service) {
 					*svc = verification.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: noLookup},
-						r.keyring, render)
+						r.keyring, r.store, store.ErrNotFound, render)
 				}, fault.CapabilityNotSupported, ""},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +77,7 @@ func TestCreateRefusals(t *testing.T) {
 					f := faultOf(t, err)
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
-					evs, err := r.store.ListEvents(r.ctx, k.ID, store.EventFilter{Limit: 10})
+					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no card_verification.pending: no verification")
 					require.Empty(t, r.storedHashes(), "no check of the card counted")

@@ -18,7 +18,8 @@ type Sealer interface {
 }
 
 // Service manages endpoints and re-sends events, for the API and the
-// command line alike.
+// command line alike, and reads a key's endpoints and event log for the
+// API.
 type Service struct {
 	Sealer Sealer
 	Now    func() time.Time
@@ -26,6 +27,43 @@ type Service struct {
 	// Production refuses plain http and private destinations (CheckURL).
 	Production bool
 	Resolver   Resolver
+	// Store is what the service reads and changes outside a transaction;
+	// ErrNotFound is its "no such row", which the service answers with
+	// 404.
+	Store       Store
+	ErrNotFound error
+}
+
+// NewService builds the webhook service; every dependency is an argument
+// (docs/architecture.md, "The composition root"). production refuses
+// plain http and private destinations, resolving hosts with resolver
+// (nil: none is looked up); errNotFound is the store's "no such row".
+func NewService(sealer Sealer, now func() time.Time, newID func() string, production bool, resolver Resolver,
+	st Store, errNotFound error) *Service {
+	return &Service{Sealer: sealer, Now: now, NewID: newID, Production: production, Resolver: resolver, Store: st,
+		ErrNotFound: errNotFound}
+}
+
+// Store is what the service reads and changes outside a transaction, for
+// the API: a key's endpoints and its event log (the store's Store is one).
+type Store interface {
+	ListWebhookEndpoints(ctx context.Context, keyID string) ([]*Endpoint, error)
+	RemoveWebhookEndpoint(ctx context.Context, keyID, id string, at time.Time) error
+	FindEventForKey(ctx context.Context, keyID, id string) (*StoredEvent, error)
+	ListEvents(ctx context.Context, keyID string, f EventFilter) ([]*StoredEvent, error)
+	DeliveryReader
+}
+
+// ListEndpoints are the key's endpoints.
+func (s *Service) ListEndpoints(ctx context.Context, keyID string) ([]*Endpoint, error) {
+	return s.Store.ListWebhookEndpoints(ctx, keyID)
+}
+
+// RemoveEndpoint removes the key's endpoint id: nothing is sent to it any
+// more. Another key's, or one already removed, is 404.
+func (s *Service) RemoveEndpoint(ctx context.Context, keyID, id string) error {
+	err := s.Store.RemoveWebhookEndpoint(ctx, keyID, id, s.Now())
+	return fault.Missing(err, s.ErrNotFound, "no webhook endpoint with this id")
 }
 
 // NewEndpoint describes an endpoint to add.

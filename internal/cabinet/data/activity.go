@@ -8,6 +8,7 @@ import (
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/verification"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // activityPages is what the verifications and payouts pages read
@@ -51,7 +52,7 @@ func (c activityPages) ResourceEvents(ctx context.Context, keyID, resourceID str
 // resourceEvents lists the key's last maxEvents events about a resource,
 // newest first, each with its delivery attempts: two queries.
 func resourceEvents(ctx context.Context, st *store.Store, keyID, resourceID string) ([]pages.Event, error) {
-	events, err := st.ListEvents(ctx, keyID, store.EventFilter{ResourceID: resourceID, Limit: maxEvents})
+	events, err := st.ListEvents(ctx, keyID, webhook.EventFilter{ResourceID: resourceID, Limit: maxEvents})
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ type cardPages struct{ *source }
 var _ pages.CardsData = cardPages{}
 
 func (c cardPages) ListCards(ctx context.Context, q pages.CardQuery) ([]savedcard.Card, error) {
-	return c.store.ListSavedCardsPage(ctx, q.KeyID, store.SavedCardFilter{CustomerReference: q.CustomerReference,
+	return c.store.ListSavedCardsPage(ctx, q.KeyID, savedcard.Filter{CustomerReference: q.CustomerReference,
 		AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit})
 }
 

@@ -19,8 +19,8 @@ var _ pages.PaymentsReader = paymentPages{}
 
 // storeFilter is the page's query as the store reads it: the same
 // filters as listPayments (GET /api/v1/payments) and the exact search.
-func storeFilter(q pages.PaymentQuery) store.PaymentFilter {
-	return store.PaymentFilter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search,
+func storeFilter(q pages.PaymentQuery) payment.Filter {
+	return payment.Filter{Status: q.Status, CreatedGTE: q.From, CreatedLT: q.Before, Search: q.Search,
 		AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit}
 }
 

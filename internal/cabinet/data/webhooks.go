@@ -38,7 +38,7 @@ func (c webhookPages) Endpoints(ctx context.Context, keyID string) ([]pages.Webh
 }
 
 func (c webhookPages) Events(ctx context.Context, q pages.EventQuery) ([]pages.EventRow, error) {
-	evs, err := c.store.ListEvents(ctx, q.KeyID, store.EventFilter{Type: q.Type, ResourceID: q.ResourceID,
+	evs, err := c.store.ListEvents(ctx, q.KeyID, webhook.EventFilter{Type: q.Type, ResourceID: q.ResourceID,
 		AfterCreated: q.AfterCreated, AfterID: q.AfterID, Limit: q.Limit})
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (c webhookPages) Events(ctx context.Context, q pages.EventQuery) ([]pages.E
 	return out, nil
 }
 
-func loggedEvent(e *store.StoredEvent) pages.LoggedEvent {
+func loggedEvent(e *webhook.StoredEvent) pages.LoggedEvent {
 	return pages.LoggedEvent{ID: e.ID, KeyID: e.AccessKeyID, Type: e.Type, ResourceType: e.ResourceType,
 		ResourceID: e.ResourceID, CreatedAt: e.CreatedAt, Body: e.Body}
 }

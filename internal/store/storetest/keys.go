@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // SandboxKey stores a new sandbox access key with the sandbox's channels
@@ -70,7 +71,7 @@ func OpenOperations(t testing.TB, s *store.Store, resourceID string) []string {
 // EventTypes lists the types of a resource's events, oldest first.
 func EventTypes(t testing.TB, s *store.Store, keyID, resourceID string) []string {
 	t.Helper()
-	evs, err := s.ListEvents(context.Background(), keyID, store.EventFilter{ResourceID: resourceID, Limit: 100})
+	evs, err := s.ListEvents(context.Background(), keyID, webhook.EventFilter{ResourceID: resourceID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
