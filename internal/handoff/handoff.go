@@ -111,10 +111,12 @@ func AddPrepared[T Tx, G, D any](w *Workers, name string, fn Func[D], prep Prepa
 		given: reflect.TypeFor[G](),
 		prepare: func(ctx context.Context, tx Tx, args river.JobArgs, given any) (any, bool) {
 			// The queuing transaction is the process's one type of
-			// transaction (the store's); the kind was registered with it.
+			// transaction (the store's), the kind registered with it: any
+			// other is a programming error, which any test that queues
+			// the kind finds, never a slower path taken in silence.
 			t, ok := tx.(T)
 			if !ok {
-				return nil, false
+				panic(fmt.Sprintf("handoff: kind %s is prepared in a %s, not a %T", name, reflect.TypeFor[T](), tx))
 			}
 			d, err := prep(ctx, t, args, given.(G))
 			return d, err == nil
@@ -186,8 +188,8 @@ func (s *Slot[G]) Hand(ctx context.Context, given G) {
 	if s == nil || s.done {
 		return
 	}
+	data, prepared := s.k.prepare(ctx, s.tx, s.args, given) // a panic leaves the slot to Release
 	s.done = true
-	data, prepared := s.k.prepare(ctx, s.tx, s.args, given)
 	p, k, args, due := s.p, s.k, s.args, s.due
 	s.tx.AfterCommit(func(committed bool) {
 		if !committed {

@@ -145,4 +145,15 @@ func TestPrepare(t *testing.T) {
 	require.False(t, j.Prepared, "the run reads for itself")
 
 	require.Panics(t, func() { Reserve[string](&tx{w: w}, args{}) })
+
+	other := struct{ *tx }{&tx{w: w}} // a transaction of another type
+	require.Panics(t, func() {
+		slot := Reserve[int](other, args{})
+		defer slot.Release() // as the queuing code defers it
+		slot.Hand(context.Background(), 1)
+	})
+	tx := hand(w, 2)
+	require.NotNil(t, tx, "the slot of the run that panicked is free again")
+	tx.end(true)
+	require.Equal(t, "xx", (<-got).Data)
 }
