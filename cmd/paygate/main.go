@@ -42,8 +42,14 @@ Usage:
   paygate keys       create --name NAME [--json] [--direct-card-data | --no-direct-card-data]
   paygate keys       list [--json]
   paygate keys       revoke ACCESS_KEY
+  paygate providers  add --name NAME --kind stripe --secret-key-file F [--webhook-secret-file F] [--base-url URL]
+  paygate providers  add --name NAME --kind sandbox --url URL --api-key-file F
+  paygate providers  list [--json]           the acquirer accounts; never a secret
+  paygate providers  disable NAME            no new payment goes to it; what it holds still does
   paygate channels   list [--key ACCESS_KEY] [--json]
-  paygate channels   assign --key ACCESS_KEY --channel ALIAS
+  paygate channels   create --alias A --provider NAME --methods card[,apple_pay,...] --currencies USD[,EUR,...]
+                     [--checkout-mode platform|provider_redirect] [--auto-assign]
+  paygate channels   assign --key ACCESS_KEY --channel ALIAS [--position N]
   paygate channels   unassign --key ACCESS_KEY --channel ALIAS
   paygate limits     set --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily N] [--per-transaction N]
   paygate limits     unset --key ACCESS_KEY --allowance collection|payout --currency CUR [--daily] [--per-transaction]
@@ -89,6 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return keys(ctx, rest, getenv, stdout, stderr)
+	case "providers":
+		return providers(ctx, rest, getenv, stdout, stderr)
 	case "channels":
 		return channels(ctx, rest, getenv, stdout, stderr)
 	case "limits":

@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/account"
 	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -24,6 +25,7 @@ var aadOf = map[string]func(key string) []byte{
 	"operation_secrets": operation.AAD,
 	"saved_cards":       savedcard.AAD,
 	"webhook_endpoints": webhook.SecretAAD,
+	"provider_accounts": account.AAD,
 }
 
 // masterKey: paygate master-key rotate. A new master key becomes active

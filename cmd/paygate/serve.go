@@ -110,6 +110,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	cfg := a.config(registry)
 	cfg.ProviderOrigins = pageOrigins
+	cfg.ProviderClient = &http.Client{Timeout: prov.callTimeout}
 	cfg.PublicURL = strings.TrimRight(*publicURL, "/")
 	cfg.RateLimit, cfg.TrustedProxies, cfg.KeyCache, cfg.OpsOnly = *rateLimit, trusted, keyCacheTTL, *role == "worker"
 	cfg.Work = *role != "api" // an API process only queues jobs: workers run them

@@ -11,8 +11,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +34,8 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/account"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
@@ -57,11 +62,19 @@ type Config struct {
 	// Environment is merchant.Sandbox or merchant.Production.
 	Environment string
 	Version     string
-	// Providers are the acquirers by name; ProviderOrigins the origins of
-	// their payer pages (3DS, hosted checkout), which the checkout's forms
-	// may lead to.
+	// Providers are the built-in acquirers by name (the in-process
+	// sandbox); the stored provider accounts join them through Kinds
+	// (docs/providers.md). ProviderOrigins are the origins of their payer
+	// pages (3DS, hosted checkout), which the checkout's forms may lead
+	// to; the stored accounts' are added.
 	Providers       provider.Registry
 	ProviderOrigins []string
+	// Kinds are the adapters a provider account may have; nil: Kinds().
+	Kinds account.Kinds
+	// ProviderClient is the HTTP client of the accounts' adapters, its
+	// timeout the time after which a call's outcome counts as unknown;
+	// nil: one with a 10 s timeout.
+	ProviderClient *http.Client
 	// BINFallback asks about a BIN the BIN base does not cover; nil: the
 	// provider of the key's first channel that answers BIN lookups.
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
@@ -105,11 +118,15 @@ type Config struct {
 
 // App is one process's object graph.
 type App struct {
-	Store         *store.Store
-	Keyring       *vault.Keyring
-	Log           *slog.Logger
-	Now           func() time.Time
-	Merchants     *merchant.Service
+	Store     *store.Store
+	Keyring   *vault.Keyring
+	Log       *slog.Logger
+	Now       func() time.Time
+	Merchants *merchant.Service
+	// Accounts are the stored provider accounts; Providers finds the
+	// adapter of a channel's provider among them and the built-in ones.
+	Accounts      *account.Service
+	Providers     *account.Registry
 	BINs          *cardinfo.Service
 	Payments      *payment.Service
 	PaymentEngine *payment.Engine
@@ -131,6 +148,7 @@ type App struct {
 
 	work    bool
 	started bool
+	stopRun context.CancelFunc // the registry's refresh
 }
 
 // Reader is every read a run makes before its provider call: the
@@ -160,7 +178,30 @@ func New(cfg Config) (*App, error) {
 	a := &App{Store: s, Keyring: kr, Log: log, Now: now, work: cfg.Work}
 	views := server.NewViews(cfg.PublicURL, now)
 
-	a.Merchants = &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: cfg.Environment}
+	a.Merchants = &merchant.Service{Store: s, Sealer: kr, Now: now, NewID: newID, Environment: cfg.Environment,
+		ErrDuplicate: store.ErrDuplicate}
+	if cfg.Kinds == nil {
+		cfg.Kinds = Kinds()
+	}
+	client := cfg.ProviderClient
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	a.Accounts = account.NewService(s, kr, cfg.Kinds, cfg.Environment, now, store.ErrNotFound, store.ErrDuplicate)
+	a.Providers = account.NewRegistry(cfg.Providers, s, kr, cfg.Kinds, client, log)
+	{
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := a.Providers.Reload(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("read the provider accounts: %w", err)
+		}
+		accounts, err := s.ListProviderAccounts(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		cfg.ProviderOrigins = append(slices.Clone(cfg.ProviderOrigins), account.Origins(cfg.Kinds, accounts)...)
+	}
 	a.BINs = &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log}
 	a.Allowances = allowance.NewService(s, now)
 	a.SavedCards = savedcard.NewService(s, now, store.ErrNotFound)
@@ -180,7 +221,7 @@ func New(cfg Config) (*App, error) {
 
 	// The subscription domain charges through the payment service, which
 	// tells it of payments with terms: made together.
-	a.Payments = payment.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payment,
+	a.Payments = payment.NewService(kr, now, newID, a.Providers, a.BINs, s, store.ErrNotFound, views.Payment,
 		func(p *payment.Service) payment.Recurring {
 			a.Subscriptions = subscription.NewService(p, s,
 				func(ctx context.Context, fn func(subscription.ChargeTx) error) error {
@@ -199,12 +240,12 @@ func New(cfg Config) (*App, error) {
 		},
 		a.Operations, log, pollEvery, cfg.ReturnURL)
 	a.Verifications = verification.NewEngine(
-		verification.NewService(kr, now, newID, cfg.Providers, kr, s, store.ErrNotFound, views.Verification), s,
+		verification.NewService(kr, now, newID, a.Providers, kr, s, store.ErrNotFound, views.Verification), s,
 		func(ctx context.Context, fn func(verification.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		})
 	a.Payouts = payout.NewEngine(
-		payout.NewService(kr, now, newID, cfg.Providers, a.BINs, s, store.ErrNotFound, views.Payout), s,
+		payout.NewService(kr, now, newID, a.Providers, a.BINs, s, store.ErrNotFound, views.Payout), s,
 		func(ctx context.Context, fn func(payout.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
@@ -259,7 +300,7 @@ func New(cfg Config) (*App, error) {
 	}
 	fallback := cfg.BINFallback
 	if fallback == nil {
-		fallback = binFallback(s, cfg.Providers)
+		fallback = binFallback(s, a.Providers)
 	}
 	a.Server, err = server.New(server.Config{
 		Environment: cfg.Environment, Version: cfg.Version, PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
@@ -268,7 +309,7 @@ func New(cfg Config) (*App, error) {
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,
 		Allowances: a.Allowances, SavedCards: a.SavedCards, Keys: formKeys, Cabinet: a.Cabinet,
-		CabinetData: data.New(s, now, cfg.Providers, a.Subscriptions, a.Webhooks)})
+		CabinetData: data.New(s, now, a.Providers, a.Subscriptions, a.Webhooks)})
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +320,9 @@ func New(cfg Config) (*App, error) {
 // handoff. The subscription scheduler is the caller's to run
 // (Subscriptions.Run), as often as it chooses.
 func (a *App) Start(ctx context.Context) error {
+	run, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopRun = stop
+	go a.Providers.Run(run)
 	if !a.work {
 		return nil
 	}
@@ -292,6 +336,9 @@ func (a *App) Start(ctx context.Context) error {
 // Stop stops the jobs within ctx: a handed-off run cut short leaves its
 // job to River (its lease lapses).
 func (a *App) Stop(ctx context.Context) error {
+	if a.stopRun != nil {
+		a.stopRun()
+	}
 	if !a.started {
 		return nil
 	}
@@ -309,7 +356,7 @@ func (a *App) RescueAll(ctx context.Context) (int, error) {
 
 // binFallback asks the provider of the key's first channel that answers BIN
 // lookups about a BIN the BIN base does not cover.
-func binFallback(s *store.Store, reg provider.Registry) func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
+func binFallback(s *store.Store, reg *account.Registry) func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
 	return func(ctx context.Context, keyID, bin string) (provider.BINInfo, error) {
 		chans, err := s.ChannelsForKey(ctx, keyID)
 		if err != nil {
@@ -347,4 +394,10 @@ func Seed(ctx context.Context, s *store.Store, environment string, now func() ti
 		}
 	}
 	return nil
+}
+
+// Kinds are the adapters Paygate can put behind a provider account
+// (docs/providers.md): the next acquirer adds its kind here.
+func Kinds() account.Kinds {
+	return account.Kinds{"sandbox": sandbox.Kind()}
 }

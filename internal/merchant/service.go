@@ -6,8 +6,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/money"
 )
 
 // Sealer encrypts secrets at rest (the vault).
@@ -27,6 +32,8 @@ type Store interface {
 	ChannelsForKey(ctx context.Context, keyID string) ([]Channel, error)
 	AssignChannel(ctx context.Context, keyID, channelID string, at time.Time) error
 	UnassignChannel(ctx context.Context, keyID, channelID string) error
+	CreateChannel(ctx context.Context, c Channel) error
+	PlaceChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error
 }
 
 // Service issues and revokes keys and assigns channels.
@@ -36,6 +43,8 @@ type Service struct {
 	Now         func() time.Time
 	NewID       func() string
 	Environment string
+	// ErrDuplicate is the store's "a row with this key exists".
+	ErrDuplicate error
 }
 
 // NewKey describes a key to issue.
@@ -58,7 +67,8 @@ func SecretAAD(accessKey string) []byte { return []byte("access_key_secret:" + a
 
 // Create issues a key: a public access key and a secret of 32 random bytes
 // (docs/design/decisions.md section 1). In the sandbox the key gets every
-// sandbox channel.
+// channel created with auto-assign (the sandbox's own "sandbox" channel,
+// and those of `paygate channels create --auto-assign`).
 func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
@@ -81,16 +91,14 @@ func (s *Service) Create(ctx context.Context, in NewKey) (IssuedKey, error) {
 	if err := s.Store.CreateKey(ctx, k); err != nil {
 		return IssuedKey{}, err
 	}
-	if s.Environment == Sandbox {
-		chans, err := s.Store.ListChannels(ctx)
-		if err != nil {
-			return IssuedKey{}, err
-		}
-		for _, c := range chans {
-			if c.AutoAssign {
-				if err := s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now()); err != nil {
-					return IssuedKey{}, err
-				}
+	chans, err := s.Store.ListChannels(ctx)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	for _, c := range chans {
+		if c.AutoAssign {
+			if err := s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now()); err != nil {
+				return IssuedKey{}, err
 			}
 		}
 	}
@@ -126,6 +134,20 @@ func (s *Service) Assign(ctx context.Context, accessKey, alias string) error {
 	return s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now().UTC())
 }
 
+// Place assigns a channel to a key at a position of its routing order (1
+// is tried first), or moves it there (`paygate channels assign
+// --position`).
+func (s *Service) Place(ctx context.Context, accessKey, alias string, position int) error {
+	if position < 1 || position > 1000 {
+		return fault.New(fault.ValidationError, "--position must be between 1 and 1000")
+	}
+	k, c, err := s.keyAndChannel(ctx, accessKey, alias)
+	if err != nil {
+		return err
+	}
+	return s.Store.PlaceChannel(ctx, k.ID, c.ID, position, s.Now().UTC())
+}
+
 // Unassign takes a channel away from a key.
 func (s *Service) Unassign(ctx context.Context, accessKey, alias string) error {
 	k, c, err := s.keyAndChannel(ctx, accessKey, alias)
@@ -154,4 +176,74 @@ func randomToken(n int) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ChannelChecker checks a new channel against its provider account: the
+// account exists, can represent its currencies exactly and has the
+// capabilities its methods and checkout mode need
+// (docs/design/decisions.md section 16).
+type ChannelChecker interface {
+	CheckChannel(ctx context.Context, c Channel) error
+}
+
+var aliasRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
+// CreateChannel checks and stores a channel (`paygate channels create`).
+// Every refusal is a validation_error naming the flag, and stores nothing.
+func (s *Service) CreateChannel(ctx context.Context, c Channel, check ChannelChecker) (Channel, error) {
+	bad := func(msg string) (Channel, error) { return Channel{}, fault.New(fault.ValidationError, msg) }
+	if !aliasRE.MatchString(c.Alias) {
+		return bad("--alias must be 1 to 40 characters of a-z, 0-9 and -, starting with a letter or a digit")
+	}
+	if c.Provider == "" {
+		return bad("--provider is required (paygate providers list)")
+	}
+	if len(c.PaymentMethods) == 0 {
+		return bad("--methods is required: one or more of " + strings.Join(Methods, ","))
+	}
+	for _, m := range c.PaymentMethods {
+		if !slices.Contains(Methods, m) {
+			return bad(fmt.Sprintf("--methods: %q is not one of %s", m, strings.Join(Methods, ",")))
+		}
+	}
+	if len(c.Currencies) == 0 {
+		return bad("--currencies is required, e.g. USD,EUR")
+	}
+	for i, cur := range c.Currencies {
+		c.Currencies[i] = strings.ToUpper(cur)
+		if !money.Known(c.Currencies[i]) {
+			return bad(fmt.Sprintf("--currencies: %q is not an ISO 4217 currency code", cur))
+		}
+	}
+	c.PaymentMethods, c.Currencies = dedupe(c.PaymentMethods), dedupe(c.Currencies)
+	if c.CheckoutMode == "" {
+		c.CheckoutMode = CheckoutPlatform
+	}
+	if c.CheckoutMode != CheckoutPlatform && c.CheckoutMode != CheckoutProviderRedirect {
+		return bad("--checkout-mode must be platform or provider_redirect")
+	}
+	if c.Profile == "" {
+		c.Profile = "default"
+	}
+	if err := check.CheckChannel(ctx, c); err != nil {
+		return Channel{}, err
+	}
+	c.ID, c.CreatedAt = s.NewID(), s.Now().UTC()
+	if err := s.Store.CreateChannel(ctx, c); err != nil {
+		if errors.Is(err, s.ErrDuplicate) {
+			return bad(fmt.Sprintf("a channel with alias %s exists already (paygate channels list)", c.Alias))
+		}
+		return Channel{}, err
+	}
+	return c, nil
+}
+
+func dedupe(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, v := range in {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

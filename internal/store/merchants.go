@@ -143,19 +143,99 @@ func (q Queries) FindChannelByID(ctx context.Context, id string) (merchant.Chann
 	return scanChannel(q.q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels c WHERE c.id = $1`, id))
 }
 
-// ChannelsForKey lists a key's channels in assignment order, the order in
-// which payments are routed.
+// ChannelsForKey lists the channels a key's new payments may take, in
+// routing order (position, then the time of assignment): its assigned
+// channels but those of a disabled provider account
+// (docs/design/decisions.md section 16).
 func (q Queries) ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error) {
 	return q.channels(ctx, `SELECT `+channelColumns+` FROM channels c
 		JOIN key_channels kc ON kc.channel_id = c.id
-		WHERE kc.access_key_id = $1 ORDER BY kc.assigned_at, c.alias`, keyID)
+		LEFT JOIN provider_accounts pa ON pa.name = c.provider
+		WHERE kc.access_key_id = $1 AND (pa.status IS NULL OR pa.status = 'enabled')
+		ORDER BY kc.position, kc.assigned_at, c.alias`, keyID)
 }
 
-// AssignChannel gives a key a channel; assigning again changes nothing.
+// AssignedChannel is a channel assigned to a key, with its place in the
+// key's routing order and its account's status.
+type AssignedChannel struct {
+	merchant.Channel
+	Position      int
+	AccountStatus string // enabled or disabled; enabled for the built-in sandbox
+}
+
+// AssignedChannels lists every channel assigned to a key in routing
+// order, those of disabled accounts too (`paygate channels list --key`).
+func (q Queries) AssignedChannels(ctx context.Context, keyID string) ([]AssignedChannel, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+channelColumns+`, kc.position, COALESCE(pa.status, 'enabled')
+		FROM channels c JOIN key_channels kc ON kc.channel_id = c.id
+		LEFT JOIN provider_accounts pa ON pa.name = c.provider
+		WHERE kc.access_key_id = $1 ORDER BY kc.position, kc.assigned_at, c.alias`, keyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []AssignedChannel{}
+	for rows.Next() {
+		var (
+			a                   AssignedChannel
+			methods, currencies string
+			created             int64
+		)
+		c := &a.Channel
+		if err := rows.Scan(&c.ID, &c.Alias, &c.Provider, &c.Profile, &methods, &currencies, &c.CheckoutMode,
+			&c.AutoAssign, &created, &a.Position, &a.AccountStatus); err != nil {
+			return nil, err
+		}
+		c.CreatedAt = fromMicros(created)
+		if err := json.Unmarshal([]byte(methods), &c.PaymentMethods); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(currencies), &c.Currencies); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// AssignChannel gives a key a channel at the end of its routing order;
+// assigning again changes nothing.
 func (q Queries) AssignChannel(ctx context.Context, keyID, channelID string, at time.Time) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels (access_key_id, channel_id, assigned_at)
-		VALUES ($1, $2, $3) ON CONFLICT (access_key_id, channel_id) DO NOTHING`, keyID, channelID, micros(at))
+	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels (access_key_id, channel_id, assigned_at, position)
+		VALUES ($1, $2, $3, (SELECT COALESCE(MAX(position), 0) + 1 FROM key_channels WHERE access_key_id = $1))
+		ON CONFLICT (access_key_id, channel_id) DO NOTHING`, keyID, channelID, micros(at))
 	return err
+}
+
+// PlaceChannel assigns a channel to a key at position (1 is tried first),
+// or moves it there; the channels at position and after move down by one,
+// in one transaction.
+func (s *Store) PlaceChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error {
+	return s.InTx(ctx, func(tx *Tx) error { return tx.placeChannel(ctx, keyID, channelID, position, at) })
+}
+
+func (q Queries) placeChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error {
+	if _, err := q.q.ExecContext(ctx, `UPDATE key_channels SET position = position + 1
+		WHERE access_key_id = $1 AND channel_id <> $2 AND position >= $3`, keyID, channelID, position); err != nil {
+		return err
+	}
+	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels (access_key_id, channel_id, assigned_at, position)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (access_key_id, channel_id) DO UPDATE SET position = excluded.position`,
+		keyID, channelID, micros(at), position)
+	return err
+}
+
+// CreateChannel stores a new channel; a taken alias is ErrDuplicate.
+func (q Queries) CreateChannel(ctx context.Context, c merchant.Channel) error {
+	methods, _ := json.Marshal(c.PaymentMethods)
+	currencies, _ := json.Marshal(c.Currencies)
+	_, err := q.q.ExecContext(ctx, `INSERT INTO channels
+		(id, alias, provider, profile, payment_methods, currencies, checkout_mode, auto_assign, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		c.ID, c.Alias, c.Provider, c.Profile, string(methods), string(currencies), c.CheckoutMode, c.AutoAssign,
+		micros(c.CreatedAt))
+	return Classify(err)
 }
 
 // UnassignChannel takes a channel from a key.

@@ -19,6 +19,7 @@ var SealedColumns = []SealedColumn{
 	{"saved_cards", "id", "token_sealed"},
 	{"webhook_endpoints", "id", "secret_sealed"},
 	{"webhook_endpoints", "id", "previous_secret_sealed"},
+	{"provider_accounts", "name", "credentials_sealed"},
 }
 
 // RewrapSealed passes every sealed value of c through fn and stores what it

@@ -25,17 +25,22 @@ type source struct {
 	store *store.Store
 	now   func() time.Time
 	// providers say a channel's capabilities; nil: none are shown.
-	providers provider.Registry
+	providers Providers
 	// subscriptions act on a subscription; nil: the actions are not found.
 	subscriptions *subscription.Service
 	webhooks      *webhook.Service
+}
+
+// Providers finds a channel's provider.
+type Providers interface {
+	Provider(name string) (provider.Provider, error)
 }
 
 // New returns the pages' data over st. now is the process clock, which a
 // sandbox key's offset moves (docs/design/decisions.md section 14); subs
 // and hooks pause, resume or cancel a subscription and resend an event for
 // the pages as the signed API does.
-func New(st *store.Store, now func() time.Time, providers provider.Registry, subs *subscription.Service,
+func New(st *store.Store, now func() time.Time, providers Providers, subs *subscription.Service,
 	hooks *webhook.Service) pages.Data {
 	src := &source{store: st, now: now, providers: providers, subscriptions: subs, webhooks: hooks}
 	return pages.Data{Payments: paymentPages{src}, Cards: cardPages{src}, Activity: activityPages{src},

@@ -31,6 +31,7 @@ type Adapter struct {
 	// wire.DefaultProfiles. It must agree with the acquirer's Config.Profiles.
 	Profiles map[string]provider.Capabilities
 
+	name   string
 	base   string
 	key    string
 	client *http.Client
@@ -57,11 +58,12 @@ func NewAdapter(baseURL, apiKey string, client *http.Client) *Adapter {
 	for len(baseURL) > 0 && baseURL[len(baseURL)-1] == '/' {
 		baseURL = baseURL[:len(baseURL)-1]
 	}
-	return &Adapter{Profiles: wire.DefaultProfiles(), base: baseURL, key: apiKey, client: client, now: time.Now}
+	return &Adapter{Profiles: wire.DefaultProfiles(), name: Name, base: baseURL, key: apiKey, client: client, now: time.Now}
 }
 
-// Name implements provider.Provider.
-func (a *Adapter) Name() string { return Name }
+// Name implements provider.Provider: the account's name, Name for the
+// built-in one.
+func (a *Adapter) Name() string { return a.name }
 
 // Capabilities implements provider.Provider; "" is the default profile.
 func (a *Adapter) Capabilities(profile string) (provider.Capabilities, error) {

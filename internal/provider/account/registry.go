@@ -1,0 +1,152 @@
+package account
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Refresh is how often a Registry reads the stored accounts again: a change made by `paygate providers`
+// reaches every process within it (docs/design/decisions.md section 16
+// asks for 5 seconds).
+const Refresh = 2 * time.Second
+
+// Registry finds providers by the name channels use: the built-in ones
+// (the in-process sandbox) and the stored accounts, whose adapters it
+// builds from their kinds and credentials and rebuilds when an account
+// changes. It implements the domain packages' Providers.
+type Registry struct {
+	builtin provider.Registry
+	lister  interface {
+		ListProviderAccounts(ctx context.Context) ([]Account, error)
+	}
+	sealer Sealer
+	kinds  Kinds
+	client *http.Client
+	log    *slog.Logger
+
+	reloads  sync.Mutex
+	mu       sync.RWMutex
+	accounts map[string]entry
+}
+
+type entry struct {
+	updated time.Time
+	status  string
+	p       provider.Provider
+	err     error // the account's adapter could not be built: the error says why
+}
+
+// NewRegistry returns a registry of builtin and the stored accounts that
+// lister lists. client is the HTTP client of every adapter it builds.
+func NewRegistry(builtin provider.Registry, lister interface {
+	ListProviderAccounts(ctx context.Context) ([]Account, error)
+}, sealer Sealer, kinds Kinds, client *http.Client, log *slog.Logger) *Registry {
+	if builtin == nil {
+		builtin = provider.Registry{}
+	}
+	return &Registry{builtin: builtin, lister: lister, sealer: sealer, kinds: kinds, client: client, log: log,
+		accounts: map[string]entry{}}
+}
+
+// Provider implements the domain packages' Providers: a disabled
+// account's provider too, for what it already holds. It never reads the
+// database (it is called inside transactions, and SQLite has one
+// connection): Run and Reload keep its view fresh.
+func (r *Registry) Provider(name string) (provider.Provider, error) {
+	if p, ok := r.builtin[name]; ok {
+		return p, nil
+	}
+	r.mu.RLock()
+	e, ok := r.accounts[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("no provider %q is configured (paygate providers list)", name)
+	}
+	return e.p, e.err
+}
+
+// Run reads the stored accounts every Refresh until ctx ends; a failed
+// read keeps the last view and is logged.
+func (r *Registry) Run(ctx context.Context) {
+	t := time.NewTicker(Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := r.Reload(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("provider accounts could not be read again; the last ones stay in use", "error", err)
+			}
+		}
+	}
+}
+
+// Reload reads the stored accounts now.
+// It rebuilds the adapters of the accounts that changed since they were
+// built, keeping the others (and their connections).
+func (r *Registry) Reload(ctx context.Context) error {
+	list, err := r.lister.ListProviderAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	r.reloads.Lock() // one rebuild at a time
+	defer r.reloads.Unlock()
+	r.mu.RLock()
+	cur := r.accounts
+	r.mu.RUnlock()
+	next := make(map[string]entry, len(list))
+	for _, a := range list {
+		if old, ok := cur[a.Name]; ok && old.updated.Equal(a.UpdatedAt) {
+			next[a.Name] = old
+			continue
+		}
+		next[a.Name] = r.build(a)
+	}
+	r.mu.Lock()
+	r.accounts = next
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Registry) build(a Account) entry {
+	e := entry{updated: a.UpdatedAt, status: a.Status}
+	k, ok := r.kinds[a.Kind]
+	if !ok {
+		e.err = fmt.Errorf("provider account %s has kind %s, which this Paygate does not know", a.Name, a.Kind)
+		return e
+	}
+	c, err := Open(r.sealer, a)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	if e.p, err = k.New(a.Name, a.BaseURL, c, r.client); err != nil {
+		e.err = fmt.Errorf("provider account %s: %w", a.Name, err)
+	}
+	return e
+}
+
+// Origins are the origins of the payer pages of the built-in providers
+// and of every kind at the stored accounts' base URLs, for the checkout's
+// form-action (docs/checkout.md).
+func Origins(kinds Kinds, accounts []Account) []string {
+	var out []string
+	for _, a := range accounts {
+		if k, ok := kinds[a.Kind]; ok && k.Origins != nil {
+			for _, o := range k.Origins(a.BaseURL) {
+				if !slices.Contains(out, o) {
+					out = append(out, o)
+				}
+			}
+		}
+	}
+	return out
+}

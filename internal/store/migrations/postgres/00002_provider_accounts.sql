@@ -1,0 +1,23 @@
+-- +goose Up
+-- Provider accounts: the acquirer accounts operators add with
+-- `paygate providers add` (docs/design/decisions.md section 16). A channel's
+-- provider column names one of them, or the built-in sandbox. The
+-- credentials (an API key, a webhook secret) are sealed with the master key,
+-- bound to the account's name.
+CREATE TABLE provider_accounts (
+    name               TEXT PRIMARY KEY,
+    kind               TEXT NOT NULL,
+    base_url           TEXT NOT NULL,
+    credentials_sealed BYTEA NOT NULL,
+    status             TEXT NOT NULL,
+    created_at         BIGINT NOT NULL,
+    updated_at         BIGINT NOT NULL
+);
+
+-- A key's channels in routing order: position first, then the time of
+-- assignment (`paygate channels assign --position`).
+ALTER TABLE key_channels ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE key_channels DROP COLUMN position;
+DROP TABLE provider_accounts;
