@@ -2,6 +2,8 @@ package payment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"time"
@@ -136,7 +138,7 @@ func (c *call) ResourceKind() string { return string(c.p.Kind) }
 
 // Inquire implements operation.Call.
 func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
-	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, Profile: c.ch.Profile})
+	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, ProviderID: c.p.ProviderPaymentID, Profile: c.ch.Profile})
 	return Outcome{res, c.ch.Provider}, err
 }
 
@@ -162,6 +164,7 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 			Locale: p.Locale, ReturnURL: c.e.returnURL(p), SaveCard: p.SavesCard(), Profile: ch.Profile,
 			Instrument: provider.Instrument{Card: sec.Card.Provider(), Wallet: sec.Wallet.Provider(), Phone: sec.Phone},
 			Browser:    browser(p),
+			OffSession: p.Kind == KindRecurring, Payer: payer(p),
 		}
 		if p.SavedCardID != "" && sec.Card == nil {
 			sc, err := c.e.Store.FindSavedCardForCharge(ctx, p.AccessKeyID, p.SavedCardID)
@@ -185,6 +188,17 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 		return prov.Refund(ctx, provider.RefundRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
 	}
 	return provider.PayResult{}, provider.Errorf(provider.Invalid, "unknown operation kind %q", op.Kind)
+}
+
+// payer is the opaque id of a payment's payer at its merchant key
+// (provider.PayRequest.Payer): a hash, so that no acquirer learns the
+// merchant's own customer reference or Paygate's key id.
+func payer(p *Payment) string {
+	if p.CustomerReference == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(p.AccessKeyID + "\x00" + p.CustomerReference))
+	return hex.EncodeToString(h[:16])
 }
 
 // Failed implements operation.Handler.

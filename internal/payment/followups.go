@@ -48,7 +48,7 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	if err != nil {
 		return err
 	}
-	res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, Profile: ch.Profile})
+	res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
 	release, stepErr := e.Ops.Step(ctx)
 	if stepErr != nil {
 		return stepErr

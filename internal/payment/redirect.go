@@ -144,6 +144,9 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		// the payer is at the provider, as during a 3DS challenge.
 		cur.Status, cur.UpdatedAt = RequiresAction, now
 		cur.NextActionType, cur.NextActionURL = RedirectResult, page.URL
+		// The provider's id of its page until the payment is made there:
+		// Status finds the page's outcome by it.
+		cur.ProviderPaymentID = page.ProviderID
 		cur.DeclineCode, cur.DeclineMessage = "", ""
 		if len(ch.PaymentMethods) == 1 {
 			cur.Method = ch.PaymentMethods[0]

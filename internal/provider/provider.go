@@ -122,6 +122,14 @@ type PayRequest struct {
 	ReturnURL   string // where the provider sends the payer after 3DS or a redirect
 	SaveCard    bool   // ask for a reusable card token
 	Profile     string // the channel's provider profile
+	// OffSession: the payer is not present (a subscription's charge on a
+	// saved card), so no step of theirs (3DS) can be asked for.
+	OffSession bool
+	// Payer is an opaque id, stable per merchant key and customer
+	// reference, for acquirers that keep a customer record of their own
+	// behind saved cards; empty when the payment has no customer
+	// reference. It names nobody.
+	Payer string
 }
 
 // PayResult is the outcome of a payment operation (and of Status and Confirm).
@@ -183,7 +191,11 @@ type ConfirmRequest struct {
 // OperationID: the way an unknown outcome is resolved, never by resending.
 type StatusRequest struct {
 	OperationID string
-	Profile     string
+	// ProviderID is the provider's id of the resource the operation acts
+	// on when Paygate knows it (a capture's payment, a hosted page's
+	// session); empty for an operation that creates one.
+	ProviderID string
+	Profile    string
 }
 
 // VerificationRequest starts a card verification (LookUp): a small sum is

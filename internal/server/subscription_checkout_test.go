@@ -68,9 +68,10 @@ func TestSessionTermsRules(t *testing.T) {
 		t.Run("a channel without saved cards", func(t *testing.T) {
 			// A profile of the sandbox that cannot keep cards, on a channel
 			// of its own, the only one of a new key.
-			reg := e.app.Payments.Providers.(provider.Registry)
-			reg[sandbox.Name].(*sandbox.Adapter).Profiles["nosave"] = provider.Capabilities{provider.Charge, provider.HostedPage}
-			_, err := e.store.EnsureChannel(ctx, merchant.Channel{ID: uuid.NewString(), Alias: "sandbox-nosave",
+			sb, err := e.app.Providers.Provider(sandbox.Name)
+			require.NoError(t, err)
+			sb.(*sandbox.Adapter).Profiles["nosave"] = provider.Capabilities{provider.Charge, provider.HostedPage}
+			_, err = e.store.EnsureChannel(ctx, merchant.Channel{ID: uuid.NewString(), Alias: "sandbox-nosave",
 				Provider: sandbox.Name, Profile: "nosave", PaymentMethods: []string{"card"}, Currencies: []string{"USD"},
 				CheckoutMode: merchant.CheckoutPlatform, CreatedAt: e.clock.Now()})
 			require.NoError(t, err)

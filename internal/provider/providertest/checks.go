@@ -335,8 +335,8 @@ func (s *suite) hosted(t *testing.T) {
 	require.NoError(t, err, "the same operation id again is a replay")
 	require.Equal(t, first, second)
 	if _, ok := e.p.(provider.Payments); ok {
-		res, err := provider.PaymentsOf(e.p).Status(ctx, provider.StatusRequest{OperationID: r.OperationID, Profile: e.cfg.Profile})
-		require.NoError(t, err, "Status finds a hosted session by its operation id")
+		res, err := provider.PaymentsOf(e.p).Status(ctx, provider.StatusRequest{OperationID: r.OperationID, ProviderID: first.ProviderID, Profile: e.cfg.Profile})
+		require.NoError(t, err, "Status finds a hosted session by its operation id and its provider id")
 		require.Equal(t, provider.StatusPending, res.Status, "nothing is paid until the payer pays")
 	}
 	e.moves(r.OperationID, 0)
