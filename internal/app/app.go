@@ -36,6 +36,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/account"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
@@ -399,5 +400,5 @@ func Seed(ctx context.Context, s *store.Store, environment string, now func() ti
 // Kinds are the adapters Paygate can put behind a provider account
 // (docs/providers.md): the next acquirer adds its kind here.
 func Kinds() account.Kinds {
-	return account.Kinds{"sandbox": sandbox.Kind()}
+	return account.Kinds{"sandbox": sandbox.Kind(), "stripe": stripe.Kind()}
 }

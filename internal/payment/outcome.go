@@ -22,6 +22,7 @@ var declineMessages = map[string]string{
 	"authentication_failed": "The payer did not pass authentication.",
 	"processing_error":      "The payment could not be processed.",
 	"provider_unavailable":  "The payment provider could not be reached.",
+	"do_not_retry":          "The card was declined.",
 }
 
 func declineMessage(code string) string {

@@ -98,11 +98,13 @@ var retryAfter = []time.Duration{24 * time.Hour, 3 * 24 * time.Hour, 5 * 24 * ti
 
 // hardDeclines are never retried: the subscription is canceled at once
 // (docs/design/decisions.md section 11). invalid_card_number is the
-// sandbox's name of incorrect_number. Every other decline, and a failure,
-// is soft.
+// sandbox's name of incorrect_number; do_not_retry is what an acquirer's
+// "never try this card again" declines (fraud, a revoked authorization)
+// become (docs/providers/stripe.md, "Declines"). Every other decline, and
+// a failure, is soft.
 var hardDeclines = map[string]bool{
 	"lost_card": true, "stolen_card": true, "account_closed": true, "expired_card": true,
-	"incorrect_number": true, "invalid_card_number": true,
+	"incorrect_number": true, "invalid_card_number": true, "do_not_retry": true,
 }
 
 // Hard reports whether a decline code ends a subscription at once.
