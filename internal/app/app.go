@@ -307,7 +307,7 @@ func New(cfg Config) (*App, error) {
 		Environment: cfg.Environment, Version: cfg.Version, PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		TrustedProxies: cfg.TrustedProxies, KeyCache: cfg.KeyCache, ProviderOrigins: cfg.ProviderOrigins, OpsOnly: cfg.OpsOnly,
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
-		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine,
+		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine, Providers: a.Providers,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,
 		Allowances: a.Allowances, SavedCards: a.SavedCards, Keys: formKeys, Cabinet: a.Cabinet,
 		CabinetData: data.New(s, now, a.Providers, a.Subscriptions, a.Webhooks)})

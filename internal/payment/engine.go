@@ -29,6 +29,11 @@ type EngineStore interface {
 	// section 14).
 	clock.Reader
 	DueStore
+	// An acquirer's notification names a payment by the acquirer's id or
+	// by an operation (Notified).
+	FindPaymentByProviderID(ctx context.Context, providerName, providerPaymentID string) (*Payment, error)
+	FindOperation(ctx context.Context, id string) (*operation.Operation, error)
+	OpenOperations(ctx context.Context, paymentID string) ([]Operation, error)
 }
 
 // EngineTx is what recording a payment's outcome writes, in the operation
@@ -53,6 +58,9 @@ type Operations interface {
 	Record(ctx context.Context, operationID string, out operation.Outcome) error
 	// Step takes one of the engine's steps (operation.Engine.Step).
 	Step(ctx context.Context) (release func(), err error)
+	// Run runs one attempt of an operation (operation.Engine.Run): asks
+	// the provider of one whose outcome is awaited.
+	Run(ctx context.Context, opID string, attempt, maxAttempts int) error
 }
 
 // Engine is the payment side of the operation engine (internal/operation

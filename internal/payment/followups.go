@@ -2,11 +2,13 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -37,26 +39,9 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	if err != nil {
 		return err
 	}
-	if p.Status != RequiresAction || p.NextActionType == "otp" {
-		return nil // confirmed, finished, or waiting for a code only the merchant has
-	}
-	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
-	if err != nil {
+	done, err := e.pollOnce(ctx, p, job.Args.OperationID)
+	if done || err != nil {
 		return err
-	}
-	prov, err := e.Service.Providers.Provider(ch.Provider)
-	if err != nil {
-		return err
-	}
-	res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: job.Args.OperationID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
-	release, stepErr := e.Ops.Step(ctx)
-	if stepErr != nil {
-		return stepErr
-	}
-	defer release()
-	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
-		// Applied to the operation that started the step, although it is done.
-		return e.Ops.Record(ctx, job.Args.OperationID, Outcome{res, ch.Provider})
 	}
 	// The payer's time runs on the key's clock (docs/design/decisions.md
 	// section 14); no transaction is open here.
@@ -67,6 +52,88 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		return e.expireAction(ctx, p.ID)
 	}
 	return river.JobSnooze(e.PollEvery)
+}
+
+// pollOnce asks the provider once for the outcome of the payer's step
+// that operation opID started, and records it if the step has ended.
+// done: nothing is left to wait for.
+func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done bool, err error) {
+	if p.Status != RequiresAction || p.NextActionType == "otp" {
+		return true, nil // confirmed, finished, or waiting for a code only the merchant has
+	}
+	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return false, err
+	}
+	prov, err := e.Service.Providers.Provider(ch.Provider)
+	if err != nil {
+		return false, err
+	}
+	res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: opID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
+	release, stepErr := e.Ops.Step(ctx)
+	if stepErr != nil {
+		return false, stepErr
+	}
+	defer release()
+	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
+		// Applied to the operation that started the step, although it is done.
+		return true, e.Ops.Record(ctx, opID, Outcome{res, ch.Provider})
+	}
+	return false, nil
+}
+
+// Notified applies what an acquirer's verified notification concerns
+// (docs/design/decisions.md section 16): the payment it names is read
+// back from the acquirer, as a poll would, so the notification itself
+// moves nothing. A payer's step (3DS, a hosted page) is asked about; each
+// of the payment's operations waiting for an outcome runs once now
+// instead of at its next poll. A payment Paygate does not know is not an
+// error (the acquirer's account may serve others).
+func (e *Engine) Notified(ctx context.Context, providerName string, n provider.Notice) error {
+	var (
+		p       *Payment
+		err     error
+		started = n.OperationID
+	)
+	if n.OperationID != "" {
+		var op *operation.Operation
+		if op, err = e.Store.FindOperation(ctx, n.OperationID); err == nil && op.Resource == Resource {
+			p, err = e.Store.FindPaymentByID(ctx, op.ResourceID)
+		}
+	}
+	if p == nil && n.ProviderID != "" {
+		p, err = e.Store.FindPaymentByProviderID(ctx, providerName, n.ProviderID)
+		started = ""
+	}
+	if p == nil {
+		if err != nil && !errors.Is(err, e.Service.ErrNotFound) {
+			return err
+		}
+		return nil
+	}
+	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
+	if err != nil || ch.Provider != providerName {
+		return err // another acquirer's payment: nothing to read
+	}
+	if started != "" {
+		if _, err := e.pollOnce(ctx, p, started); err != nil {
+			return err
+		}
+	}
+	ops, err := e.Store.OpenOperations(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if op.State != OpInquiring {
+			continue // not sent yet: its own job sends it
+		}
+		var snooze *river.JobSnoozeError
+		if err := e.Ops.Run(ctx, op.ID, 1, 1); err != nil && !errors.As(err, &snooze) {
+			return err
+		}
+	}
+	return nil
 }
 
 // ExpireAuthorizationArgs expires a hold not captured in time

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -370,6 +371,28 @@ type BINSource interface {
 type HostedPages interface {
 	// HostedSession opens a checkout page and says where to send the payer.
 	HostedSession(ctx context.Context, r HostedSessionRequest) (HostedSessionResult, error)
+}
+
+// Notifications is an acquirer that tells Paygate of changes
+// (POST /providers/{name}/webhooks; docs/design/decisions.md section 16).
+// A notification is only a hint: Paygate reads the payment back (Status)
+// and applies what it reads, so a forged or replayed one moves nothing.
+type Notifications interface {
+	// VerifyNotification checks a notification's signature and freshness
+	// and says which payment it concerns; one that cannot be trusted is an
+	// *Error of kind Invalid, and nothing is done.
+	VerifyNotification(header http.Header, body []byte) (Notice, error)
+}
+
+// Notice is what a verified notification concerns.
+type Notice struct {
+	// Event is the acquirer's name of what happened, for the log.
+	Event string
+	// ProviderID is the acquirer's id of the payment (empty: unknown).
+	ProviderID string
+	// OperationID is Paygate's operation id, when the acquirer carries it
+	// (empty: unknown).
+	OperationID string
 }
 
 // ErrorKind is the small vocabulary that decides what Paygate does next.

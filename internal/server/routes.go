@@ -74,6 +74,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("GET /cabinet/v1/payments/export", s.exportPayments())
 	handle("GET /cabinet/v1/payments/totals", s.paymentTotals())
 
+	// Acquirers' notifications: signed by the acquirer, not by a key
+	// (acquirers.go).
+	if s.providers != nil && s.engine != nil {
+		handle("POST /providers/{name}/webhooks", s.acquirerNotification())
+	}
+
 	// The hosted checkout: pages for payers, not API (docs/checkout.md;
 	// internal/checkout).
 	handle("GET /checkout/{id}", s.checkout.Page())

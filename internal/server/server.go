@@ -108,10 +108,18 @@ type Server struct {
 	allowances  *allowance.Service
 	savedCards  *savedcard.Service
 	checkout    *checkout.Pages // the payer's pages (internal/checkout)
-	cabinet     *pages.Pages    // the merchant cabinet's pages; nil: off
+	// engine and providers apply acquirers' notifications (acquirers.go).
+	engine    *payment.Engine
+	providers Providers
+	cabinet   *pages.Pages // the merchant cabinet's pages; nil: off
 }
 
 // Deps are the services a Server calls.
+// Providers finds an acquirer by its account's name.
+type Providers interface {
+	Provider(name string) (provider.Provider, error)
+}
+
 type Deps struct {
 	// Store is the HTTP layer's own persistence (Store); *store.Store.
 	Store     Store
@@ -126,12 +134,16 @@ type Deps struct {
 	// Clock advances the sandbox keys' clocks; nil: the advance is 404.
 	Clock *clock.Advancer
 	// Engine runs provider calls the checkout makes itself (the provider's
-	// own page for provider_redirect channels); nil: that mode is off.
-	// Only the checkout uses it.
-	Engine  *payment.Engine
-	Log     *slog.Logger
-	Now     func() time.Time
-	Metrics *Metrics
+	// own page for provider_redirect channels) and applies acquirers'
+	// notifications; nil: both are off.
+	Engine *payment.Engine
+	// Providers finds an acquirer by its account's name: its
+	// notifications (POST /providers/{name}/webhooks); nil: that route
+	// answers 404.
+	Providers Providers
+	Log       *slog.Logger
+	Now       func() time.Time
+	Metrics   *Metrics
 
 	// BINs is the BIN base (GET /cards/information).
 	BINs *cardinfo.Service
@@ -170,7 +182,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, views: NewViews(cfg.PublicURL, d.Now), proxies: forwarded.Proxies(cfg.TrustedProxies), store: d.Store, merchants: d.Merchants,
 		payments: d.Payments, verifications: d.Verifications, payouts: d.Payouts, subscriptions: d.Subscriptions, clock: d.Clock, validator: v, log: d.Log, now: d.Now, metrics: d.Metrics, bins: d.BINs,
-		binFallback: d.BINFallback, webhooks: d.Webhooks, allowances: d.Allowances, savedCards: d.SavedCards}
+		binFallback: d.BINFallback, webhooks: d.Webhooks, allowances: d.Allowances, savedCards: d.SavedCards,
+		engine: d.Engine, providers: d.Providers}
 	ttl := cfg.KeyCache
 	if ttl == 0 && cfg.Environment != merchant.Sandbox {
 		ttl = DefaultKeyCache

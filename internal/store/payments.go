@@ -258,3 +258,15 @@ func (q Queries) payments(ctx context.Context, query string, args ...any) ([]*pa
 func (q Queries) FindSessionByID(ctx context.Context, sessionID string) (*payment.Payment, error) {
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+paymentColumns+` FROM payments WHERE session_id = $1`, sessionID))
 }
+
+// FindPaymentByProviderID finds the payment an acquirer knows by its own
+// id, among the payments of the channels of that provider: what an
+// acquirer's notification names (docs/design/decisions.md section 16).
+func (q Queries) FindPaymentByProviderID(ctx context.Context, providerName, providerPaymentID string) (*payment.Payment, error) {
+	if providerPaymentID == "" {
+		return nil, ErrNotFound
+	}
+	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+qualified("p", paymentColumns)+`
+		FROM payments p JOIN channels c ON c.id = p.channel_id
+		WHERE p.provider_payment_id = $1 AND c.provider = $2 ORDER BY p.created_at LIMIT 1`, providerPaymentID, providerName))
+}

@@ -54,8 +54,9 @@ var capabilities = provider.Capabilities{
 
 // Adapter is a provider.Provider for one Stripe account.
 type Adapter struct {
-	name string
-	api  *sdk.Client
+	name          string
+	api           *sdk.Client
+	webhookSecret string
 }
 
 var (
@@ -87,6 +88,13 @@ func New(name, baseURL, secretKey string, client *http.Client) *Adapter {
 	})
 	api := sdk.NewClient(secretKey, sdk.WithBackends(&sdk.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}))
 	return &Adapter{name: name, api: api}
+}
+
+// WithWebhookSecret sets the secret Stripe signs the account's
+// notifications with (whsec_…).
+func (a *Adapter) WithWebhookSecret(secret string) *Adapter {
+	a.webhookSecret = secret
+	return a
 }
 
 // Name implements provider.Provider: the account's name.
@@ -122,11 +130,15 @@ func Kind() account.Kind {
 		Name:  "stripe",
 		Check: check,
 		New: func(name, baseURL string, c account.Credentials, client *http.Client) (provider.Provider, error) {
-			return New(name, baseURL, c.SecretKey, client), nil
+			return New(name, baseURL, c.SecretKey, client).WithWebhookSecret(c.WebhookSecret), nil
 		},
 		Currency: Currency,
-		Origins: func(string) []string {
-			return []string{"https://hooks.stripe.com", "https://checkout.stripe.com"}
+		Origins: func(baseURL string) []string {
+			out := []string{"https://hooks.stripe.com", "https://checkout.stripe.com"}
+			if baseURL != "" && baseURL != DefaultBaseURL {
+				out = append(out, baseURL) // a stand-in for Stripe serves its pages itself
+			}
+			return out
 		},
 	}
 }

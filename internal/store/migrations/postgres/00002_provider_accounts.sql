@@ -18,6 +18,10 @@ CREATE TABLE provider_accounts (
 -- assignment (`paygate channels assign --position`).
 ALTER TABLE key_channels ADD COLUMN position INTEGER NOT NULL DEFAULT 0;
 
+-- An acquirer's notification names the payment by the acquirer's own id.
+CREATE INDEX payments_provider_payment_id ON payments (provider_payment_id) WHERE provider_payment_id <> '';
+
 -- +goose Down
+DROP INDEX payments_provider_payment_id;
 ALTER TABLE key_channels DROP COLUMN position;
 DROP TABLE provider_accounts;
