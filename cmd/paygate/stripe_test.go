@@ -208,9 +208,40 @@ func TestStripeEndToEnd(t *testing.T) {
 			require.Equal(t, http.StatusOK, status)
 			require.Equal(t, "succeeded", get(sess.PaymentID).Status)
 
-			// No secret of the account in the server's output.
-			require.NotContains(t, srv.stdout.String()+srv.stderr.String(), "sk_test_e2e_secret_key")
-			require.NotContains(t, srv.stdout.String()+srv.stderr.String(), whsec)
+			// A subscription on Stripe: the consent payment saves the card on
+			// the payer's Customer; the next period is charged off session.
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "1")
+			require.NoError(t, err)
+			firstAt := time.Now().Add(time.Hour).UTC()
+			p = direct("s-sub", "5555555555554444", fmt.Sprintf(`"customer_reference":"payer-1","subscription":{"interval_unit":"day",
+				"interval_count":1,"first_charge_at":%q,"disclosure_version":"v1"},`, firstAt.Format(time.RFC3339)))
+			p = await(p.PaymentID, "succeeded")
+			require.NotEmpty(t, p.SubscriptionID)
+			advance := map[string]any{"to": firstAt.Add(time.Hour).Format(time.RFC3339)}
+			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/sandbox/clock/advance", advance, nil))
+			var sub openapi.Subscription
+			require.Eventually(t, func() bool {
+				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/subscriptions/"+p.SubscriptionID, nil, &sub))
+				return sub.NextPeriod == 1
+			}, time.Minute, 20*time.Millisecond)
+			require.Equal(t, "active", sub.Status)
+			var list openapi.PaymentList
+			require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments?customer_reference=payer-1", nil, &list))
+			charged := 0
+			for _, q := range list.Items {
+				if q.SubscriptionPeriod != nil {
+					require.Equal(t, "succeeded", q.Status)
+					charged++
+				}
+			}
+			require.Equal(t, 1, charged, "period 0, charged once, off session")
+
+			// No secret of the account, no card number, anywhere: the
+			// server's log (debug), the database.
+			text := srv.stdout.String() + srv.stderr.String() + databaseText(t, db.Name, env)
+			for _, secret := range []string{"sk_test_e2e_secret_key", whsec, "5555555555554444", "4000002500003155", "4000000000009995"} {
+				require.NotContains(t, text, secret)
+			}
 		})
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 )
@@ -381,7 +380,8 @@ type Notifications interface {
 	// VerifyNotification checks a notification's signature and freshness
 	// and says which payment it concerns; one that cannot be trusted is an
 	// *Error of kind Invalid, and nothing is done.
-	VerifyNotification(header http.Header, body []byte) (Notice, error)
+	// header is the request's (an http.Header).
+	VerifyNotification(header map[string][]string, body []byte) (Notice, error)
 }
 
 // Notice is what a verified notification concerns.

@@ -21,12 +21,12 @@ var _ provider.Notifications = (*Adapter)(nil)
 // event's object names the PaymentIntent (a PaymentIntent's own id; a
 // Charge's, a Refund's or a Checkout Session's payment_intent) and, where
 // it carries one, Paygate's operation id.
-func (a *Adapter) VerifyNotification(header http.Header, body []byte) (provider.Notice, error) {
+func (a *Adapter) VerifyNotification(header map[string][]string, body []byte) (provider.Notice, error) {
 	if a.webhookSecret == "" {
 		return provider.Notice{}, provider.Errorf(provider.Invalid,
 			"provider account %s has no webhook secret (paygate providers add --webhook-secret-file)", a.name)
 	}
-	ev, err := webhook.ConstructEventWithOptions(body, header.Get("Stripe-Signature"), a.webhookSecret,
+	ev, err := webhook.ConstructEventWithOptions(body, http.Header(header).Get("Stripe-Signature"), a.webhookSecret,
 		webhook.ConstructEventOptions{Tolerance: Tolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
 		return provider.Notice{}, provider.Errorf(provider.Invalid, "the notification's Stripe-Signature is missing, wrong or stale")
