@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -22,7 +24,12 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	key := fs.String("key", "", "access key")
 	alias := fs.String("channel", "", "channel alias (assign, unassign)")
-	position := fs.Int("position", 0, "assign: the channel's place in the key's routing order, 1 first; 0: last")
+	position := fs.Int("position", 0, "assign: the channel's place in the key's routing order, 1 first; 0: where it is (last if new)")
+	weight := fs.Int("weight", 0, "assign: its share of the payments among the channels of its position (default 1)")
+	schemes := fs.String("schemes", "", "assign: only cards of these schemes, comma-separated (visa,mastercard,...)")
+	countries := fs.String("card-countries", "", "assign: only cards issued in these countries (ISO alpha-2, from the BIN base), comma-separated")
+	minAmount := fs.String("min-amount", "", "assign: only payments of at least this amount (minor units)")
+	maxAmount := fs.String("max-amount", "", "assign: only payments of at most this amount (minor units)")
 	newAlias := fs.String("alias", "", "create: the new channel's alias")
 	prov := fs.String("provider", "", "create: the provider account's name (paygate providers list)")
 	methods := fs.String("methods", "", "create: payment methods, comma-separated: "+strings.Join(merchant.Methods, ","))
@@ -69,8 +76,22 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "created channel %s on %s\nnext: paygate channels assign --key ACCESS_KEY --channel %s\n", c.Alias, c.Provider, c.Alias)
 		return nil
 	case "assign":
-		if *position != 0 {
-			err = core.Merchants.Place(ctx, *key, *alias, *position)
+		routed := false
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "position", "weight", "schemes", "card-countries", "min-amount", "max-amount":
+				routed = true
+			}
+		})
+		if routed {
+			r := merchant.Route{Position: *position, Weight: *weight, Schemes: split(*schemes), CardCountries: split(*countries)}
+			if r.MinAmount, err = amountFlag("--min-amount", *minAmount); err != nil {
+				return err
+			}
+			if r.MaxAmount, err = amountFlag("--max-amount", *maxAmount); err != nil {
+				return err
+			}
+			err = core.Merchants.Place(ctx, *key, *alias, r)
 		} else {
 			err = core.Merchants.Assign(ctx, *key, *alias)
 		}
@@ -98,6 +119,8 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		for i, c := range cs {
 			rows = append(rows, channelRow(c.Channel, i+1, c.AccountStatus))
+			rows[i].Route = &routeRow{c.Route.Position, max(c.Route.Weight, 1), nonNil(c.Route.Schemes),
+				nonNil(c.Route.CardCountries), c.Route.MinAmount, c.Route.MaxAmount}
 		}
 	} else {
 		cs, err := a.store.ListChannels(ctx)
@@ -116,7 +139,7 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if *key != "" {
-		fmt.Fprintln(tw, "#\tALIAS\tPROVIDER/PROFILE\tCHECKOUT\tMETHODS\tCURRENCIES\tACCOUNT")
+		fmt.Fprintln(tw, "#\tALIAS\tPROVIDER/PROFILE\tCHECKOUT\tMETHODS\tCURRENCIES\tACCOUNT\tRULES")
 	} else {
 		fmt.Fprintln(tw, "ALIAS\tPROVIDER/PROFILE\tCHECKOUT\tMETHODS\tCURRENCIES")
 	}
@@ -127,7 +150,7 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s", r.Alias, r.Provider, r.Profile, r.CheckoutMode,
 			strings.Join(r.PaymentMethods, ","), strings.Join(r.Currencies, ","))
 		if *key != "" {
-			fmt.Fprintf(tw, "\t%s", r.AccountStatus)
+			fmt.Fprintf(tw, "\t%s\t%s", r.AccountStatus, orDash(r.rules))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -145,12 +168,48 @@ type row struct {
 	Currencies     []string `json:"currencies"`
 	CheckoutMode   string   `json:"checkout_mode"`
 	AutoAssign     bool     `json:"auto_assign"`
-	Position       int      `json:"position,omitempty"`
-	AccountStatus  string   `json:"account_status,omitempty"`
+	// Position is the channel's place in the key's routing order (1 is
+	// tried first), its account's status and its route: with --key only.
+	Position      int       `json:"position,omitempty"`
+	AccountStatus string    `json:"account_status,omitempty"`
+	Route         *routeRow `json:"route,omitempty"`
+	rules         string
+}
+
+// routeRow is a channel's route for one key (docs/design/decisions.md
+// section 17).
+type routeRow struct {
+	Position      int      `json:"position"`
+	Weight        int      `json:"weight"`
+	Schemes       []string `json:"schemes"`
+	CardCountries []string `json:"card_countries"`
+	MinAmount     *int64   `json:"min_amount"`
+	MaxAmount     *int64   `json:"max_amount"`
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// amountFlag reads an amount flag: empty is no bound.
+func amountFlag(name, v string) (*int64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, usageError{name + " must be a whole amount in minor units"}
+	}
+	return &n, nil
 }
 
 func channelRow(c merchant.Channel, position int, status string) row {
-	return row{c.ID, c.Alias, c.Provider, c.Profile, c.PaymentMethods, c.Currencies, c.CheckoutMode, c.AutoAssign, position, status}
+	return row{ID: c.ID, Alias: c.Alias, Provider: c.Provider, Profile: c.Profile, PaymentMethods: c.PaymentMethods,
+		Currencies: c.Currencies, CheckoutMode: c.CheckoutMode, AutoAssign: c.AutoAssign, Position: position,
+		AccountStatus: status, rules: c.Route.Rules()}
 }
 
 func split(s string) []string {

@@ -72,6 +72,11 @@ func TestStripeEndToEnd(t *testing.T) {
 			require.ErrorContains(t, err, "KWD", "a currency Stripe cannot take exactly is refused")
 			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "1")
 			require.NoError(t, err)
+			// The Stripe channel alone, until the routing rules below: a
+			// channel whose account this process has not read yet is no
+			// candidate, and the payment would go to the next.
+			_, err = cli(t, env, "channels", "unassign", "--key", srv.accessKey, "--channel", "sandbox")
+			require.NoError(t, err)
 
 			c := client.New(srv.url, srv.accessKey, srv.secret)
 			c.Retries = 0
@@ -80,6 +85,7 @@ func TestStripeEndToEnd(t *testing.T) {
 			var channels openapi.PaymentChannelList
 			require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payment-channels", nil, &channels))
 			require.Equal(t, "stripe-card", channels.Items[0].Alias)
+			require.Len(t, channels.Items, 1)
 			get := func(id string) openapi.Payment {
 				var p openapi.Payment
 				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+id, nil, &p))
@@ -101,8 +107,11 @@ func TestStripeEndToEnd(t *testing.T) {
 				var last error
 				require.Eventually(t, func() bool {
 					last = c.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &p)
-					return last == nil // the registry may not have read the account yet
+					// Until this process has read the account (every 2 s),
+					// its channel is no candidate: 422.
+					return !client.IsCode(last, "channel_not_available")
 				}, 10*time.Second, 50*time.Millisecond, "%v", last)
+				require.NoError(t, last)
 				return p
 			}
 
@@ -173,6 +182,23 @@ func TestStripeEndToEnd(t *testing.T) {
 				}
 			}
 			require.Equal(t, 2, charges, "the 3DS payment and the lost one, once (the authorized one was a hold)")
+
+			// Routing rules: the Stripe channel takes only Visa cards now;
+			// a Mastercard payment goes to the next channel, the sandbox.
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "sandbox")
+			require.NoError(t, err)
+			out, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "1",
+				"--schemes", "visa")
+			require.NoError(t, err)
+			out, err = cli(t, env, "channels", "list", "--key", srv.accessKey)
+			require.NoError(t, err)
+			require.Regexp(t, `1\s+stripe-card\s+stripe/default.*enabled\s+schemes visa`, out)
+			before := len(fake.Ledger())
+			p = direct("s-routed", "5555555555554444", "")
+			p = await(p.PaymentID, "succeeded")
+			require.Len(t, fake.Ledger(), before, "the Mastercard payment went to the sandbox")
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "1")
+			require.NoError(t, err)
 
 			// A decline is the payment's decline code.
 			p = direct("s-declined", "4000000000009995", "")

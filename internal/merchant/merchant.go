@@ -57,6 +57,9 @@ type Channel struct {
 	// (docs/design/decisions.md section 10).
 	AutoAssign bool
 	CreatedAt  time.Time
+	// Route is the channel's place in a key's routing, as the key's
+	// channels (ChannelsForKey) read it; zero elsewhere.
+	Route Route
 }
 
 // ServesCurrency reports whether the channel takes payments in currency.

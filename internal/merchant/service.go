@@ -33,7 +33,7 @@ type Store interface {
 	AssignChannel(ctx context.Context, keyID, channelID string, at time.Time) error
 	UnassignChannel(ctx context.Context, keyID, channelID string) error
 	CreateChannel(ctx context.Context, c Channel) error
-	PlaceChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error
+	PlaceChannel(ctx context.Context, keyID, channelID string, r Route, at time.Time) error
 }
 
 // Service issues and revokes keys and assigns channels.
@@ -134,18 +134,22 @@ func (s *Service) Assign(ctx context.Context, accessKey, alias string) error {
 	return s.Store.AssignChannel(ctx, k.ID, c.ID, s.Now().UTC())
 }
 
-// Place assigns a channel to a key at a position of its routing order (1
-// is tried first), or moves it there (`paygate channels assign
-// --position`).
-func (s *Service) Place(ctx context.Context, accessKey, alias string, position int) error {
-	if position < 1 || position > 1000 {
+// Place assigns a channel to a key with a route, or changes its route
+// (`paygate channels assign` with --position, --weight or conditions;
+// docs/design/decisions.md section 17): at r.Position of the key's
+// routing order (1 is tried first), or, with 0, where it is (last if new).
+func (s *Service) Place(ctx context.Context, accessKey, alias string, r Route) error {
+	if r.Position < 0 || r.Position > 1000 {
 		return fault.New(fault.ValidationError, "--position must be between 1 and 1000")
+	}
+	if err := r.Check(); err != nil {
+		return err
 	}
 	k, c, err := s.keyAndChannel(ctx, accessKey, alias)
 	if err != nil {
 		return err
 	}
-	return s.Store.PlaceChannel(ctx, k.ID, c.ID, position, s.Now().UTC())
+	return s.Store.PlaceChannel(ctx, k.ID, c.ID, r, s.Now().UTC())
 }
 
 // Unassign takes a channel away from a key.

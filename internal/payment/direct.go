@@ -162,11 +162,12 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 		return nil, fault.OnField(fault.DirectCardDataNotAllowed, "payment_method.card",
 			"this key may not send raw card data; use a hosted session")
 	}
+	var issuedIn string // the card's country, for the routing rules
 	if in.Card != nil && s.BINs != nil {
 		// The same BIN base that answers GET /cards/information classifies
 		// the card, through this transaction.
 		if info, ok := s.BINs.ClassifyIn(ctx, tx, in.Card.Number); ok {
-			in.Scheme = info.Scheme
+			in.Scheme, issuedIn = info.Scheme, info.CountryCode
 		}
 	}
 	if f := in.Check(now); f != nil {
@@ -190,23 +191,20 @@ func (s *Service) CreateDirect(ctx context.Context, tx DirectTx, key merchant.Ke
 	if err != nil {
 		return nil, err
 	}
-	var ch *merchant.Channel
-	for i := range channels {
-		if channels[i].Serves(in.Method, in.Currency) {
-			ch = &channels[i]
-			break
-		}
+	id := s.NewID()
+	pay := merchant.Payment{AmountMinor: in.AmountMinor, CardKnown: in.Card != nil, Scheme: in.Scheme, Country: issuedIn}
+	ch, err := s.route(channels, pay, func(c merchant.Channel) bool { return c.Serves(in.Method, in.Currency) },
+		in.capabilities(), id)
+	if err != nil {
+		return nil, err
 	}
 	if ch == nil {
 		return nil, fault.OnField(fault.ChannelNotAvailable, "payment_method.type",
 			"no payment channel of this key takes this method in this currency")
 	}
-	if err := s.channelHas(*ch, in.capabilities()); err != nil {
-		return nil, err
-	}
 
 	p := &Payment{
-		ID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID, Kind: KindDirect, Status: Processing,
+		ID: id, AccessKeyID: key.ID, ChannelID: ch.ID, Kind: KindDirect, Status: Processing,
 		OrderID: in.OrderID, AmountMinor: in.AmountMinor, Currency: in.Currency, Description: in.Description,
 		CustomerReference: in.CustomerReference, ReturnURL: in.ReturnURL, Locale: in.Locale,
 		OperationMode: in.OperationMode, Method: in.Method, SavePaymentMethod: in.SavePaymentMethod,

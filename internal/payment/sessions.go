@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -78,6 +79,31 @@ func (s *Service) channelHas(ch merchant.Channel, need []provider.Capability) er
 		}
 	}
 	return nil
+}
+
+// route picks a new payment's channel among the key's (docs/design/decisions.md
+// section 17): the first of the candidates, those that serve it, whose
+// route admits it and that have every capability it needs. None: a
+// channel that serves it and is admitted but lacks a capability answers
+// that capability's 422; none at all is nil (the caller's
+// channel_not_available).
+func (s *Service) route(channels []merchant.Channel, pay merchant.Payment, serves func(merchant.Channel) bool,
+	need []provider.Capability, seed string) (*merchant.Channel, error) {
+	cands := merchant.Candidates(channels, pay, func(c merchant.Channel) bool {
+		return serves(c) && s.channelHas(c, need) == nil
+	}, seed)
+	if len(cands) > 0 {
+		return &cands[0], nil
+	}
+	for _, c := range channels {
+		var f *fault.Error
+		if err := s.channelHas(c, need); serves(c) && c.Route.Admits(pay) && errors.As(err, &f) {
+			return nil, f
+		}
+		// A channel whose provider this process does not know (an account
+		// added a moment ago, read within seconds) is no candidate either.
+	}
+	return nil, nil
 }
 
 func checkCommon(currency string, save bool, customerRef string, c *instrument.Customer) *fault.Error {
@@ -171,19 +197,15 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	if err != nil {
 		return nil, err
 	}
-	var ch *merchant.Channel
-	for i := range channels {
-		if channels[i].ServesCurrency(in.Currency) {
-			ch = &channels[i]
-			break
-		}
+	id := s.NewID()
+	ch, err := s.route(channels, merchant.Payment{AmountMinor: in.AmountMinor},
+		func(c merchant.Channel) bool { return c.ServesCurrency(in.Currency) }, in.capabilities(), id)
+	if err != nil {
+		return nil, err
 	}
 	if ch == nil {
 		return nil, fault.OnField(fault.ChannelNotAvailable, "currency",
 			"no payment channel of this key accepts this currency")
-	}
-	if err := s.channelHas(*ch, in.capabilities()); err != nil {
-		return nil, err
 	}
 	lifetime := in.ExpiresIn
 	if lifetime == 0 {
@@ -191,7 +213,7 @@ func (s *Service) CreateSession(ctx context.Context, tx SessionTx, key merchant.
 	}
 	expires := now.Add(lifetime)
 	p := &Payment{
-		ID: s.NewID(), SessionID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID,
+		ID: id, SessionID: s.NewID(), AccessKeyID: key.ID, ChannelID: ch.ID,
 		Kind: KindHosted, Status: Created, OrderID: in.OrderID, AmountMinor: in.AmountMinor,
 		Currency: in.Currency, Description: in.Description, CustomerReference: in.CustomerReference,
 		ReturnURL: in.ReturnURL, Locale: in.Locale, OperationMode: ModeCharge,

@@ -144,32 +144,44 @@ func (q Queries) FindChannelByID(ctx context.Context, id string) (merchant.Chann
 }
 
 // ChannelsForKey lists the channels a key's new payments may take, in
-// routing order (position, then the time of assignment): its assigned
-// channels but those of a disabled provider account
+// routing order (position, then the time of assignment), each with its
+// Route: its assigned channels but those of a disabled provider account
 // (docs/design/decisions.md section 16).
 func (q Queries) ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error) {
-	return q.channels(ctx, `SELECT `+channelColumns+` FROM channels c
-		JOIN key_channels kc ON kc.channel_id = c.id
-		LEFT JOIN provider_accounts pa ON pa.name = c.provider
-		WHERE kc.access_key_id = $1 AND (pa.status IS NULL OR pa.status = 'enabled')
-		ORDER BY kc.position, kc.assigned_at, c.alias`, keyID)
+	cs, err := q.assigned(ctx, keyID, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]merchant.Channel, len(cs))
+	for i, c := range cs {
+		out[i] = c.Channel
+	}
+	return out, nil
 }
 
-// AssignedChannel is a channel assigned to a key, with its place in the
-// key's routing order and its account's status.
+// AssignedChannel is a channel assigned to a key, with its account's
+// status.
 type AssignedChannel struct {
 	merchant.Channel
-	Position      int
 	AccountStatus string // enabled or disabled; enabled for the built-in sandbox
 }
 
 // AssignedChannels lists every channel assigned to a key in routing
 // order, those of disabled accounts too (`paygate channels list --key`).
 func (q Queries) AssignedChannels(ctx context.Context, keyID string) ([]AssignedChannel, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+channelColumns+`, kc.position, COALESCE(pa.status, 'enabled')
+	return q.assigned(ctx, keyID, false)
+}
+
+func (q Queries) assigned(ctx context.Context, keyID string, enabledOnly bool) ([]AssignedChannel, error) {
+	where := ""
+	if enabledOnly {
+		where = ` AND (pa.status IS NULL OR pa.status = 'enabled')`
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT `+channelColumns+`, kc.position, kc.weight, kc.schemes, kc.card_countries,
+		kc.min_amount, kc.max_amount, COALESCE(pa.status, 'enabled')
 		FROM channels c JOIN key_channels kc ON kc.channel_id = c.id
 		LEFT JOIN provider_accounts pa ON pa.name = c.provider
-		WHERE kc.access_key_id = $1 ORDER BY kc.position, kc.assigned_at, c.alias`, keyID)
+		WHERE kc.access_key_id = $1`+where+` ORDER BY kc.position, kc.assigned_at, c.alias`, keyID)
 	if err != nil {
 		return nil, err
 	}
@@ -177,21 +189,30 @@ func (q Queries) AssignedChannels(ctx context.Context, keyID string) ([]Assigned
 	out := []AssignedChannel{}
 	for rows.Next() {
 		var (
-			a                   AssignedChannel
-			methods, currencies string
-			created             int64
+			a                                   AssignedChannel
+			methods, currencies, schemes, cards string
+			created                             int64
+			lo, hi                              sql.NullInt64
 		)
-		c := &a.Channel
+		c, r := &a.Channel, &a.Channel.Route
 		if err := rows.Scan(&c.ID, &c.Alias, &c.Provider, &c.Profile, &methods, &currencies, &c.CheckoutMode,
-			&c.AutoAssign, &created, &a.Position, &a.AccountStatus); err != nil {
+			&c.AutoAssign, &created, &r.Position, &r.Weight, &schemes, &cards, &lo, &hi, &a.AccountStatus); err != nil {
 			return nil, err
 		}
 		c.CreatedAt = fromMicros(created)
-		if err := json.Unmarshal([]byte(methods), &c.PaymentMethods); err != nil {
-			return nil, err
+		if lo.Valid {
+			r.MinAmount = &lo.Int64
 		}
-		if err := json.Unmarshal([]byte(currencies), &c.Currencies); err != nil {
-			return nil, err
+		if hi.Valid {
+			r.MaxAmount = &hi.Int64
+		}
+		for _, f := range []struct {
+			text string
+			into *[]string
+		}{{methods, &c.PaymentMethods}, {currencies, &c.Currencies}, {schemes, &r.Schemes}, {cards, &r.CardCountries}} {
+			if err := json.Unmarshal([]byte(f.text), f.into); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, a)
 	}
@@ -207,23 +228,41 @@ func (q Queries) AssignChannel(ctx context.Context, keyID, channelID string, at 
 	return err
 }
 
-// PlaceChannel assigns a channel to a key at position (1 is tried first),
-// or moves it there; the channels at position and after move down by one,
-// in one transaction.
-func (s *Store) PlaceChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error {
-	return s.InTx(ctx, func(tx *Tx) error { return tx.placeChannel(ctx, keyID, channelID, position, at) })
+// PlaceChannel assigns a channel to a key with a route, or changes its
+// route: at r.Position (1 is tried first; the channels at that position and
+// after move down by one) or, with r.Position 0, where it is (last if new).
+// One transaction.
+func (s *Store) PlaceChannel(ctx context.Context, keyID, channelID string, r merchant.Route, at time.Time) error {
+	return s.InTx(ctx, func(tx *Tx) error { return tx.placeChannel(ctx, keyID, channelID, r, at) })
 }
 
-func (q Queries) placeChannel(ctx context.Context, keyID, channelID string, position int, at time.Time) error {
-	if _, err := q.q.ExecContext(ctx, `UPDATE key_channels SET position = position + 1
-		WHERE access_key_id = $1 AND channel_id <> $2 AND position >= $3`, keyID, channelID, position); err != nil {
-		return err
+func (q Queries) placeChannel(ctx context.Context, keyID, channelID string, r merchant.Route, at time.Time) error {
+	if r.Position > 0 {
+		if _, err := q.q.ExecContext(ctx, `UPDATE key_channels SET position = position + 1
+			WHERE access_key_id = $1 AND channel_id <> $2 AND position >= $3`, keyID, channelID, r.Position); err != nil {
+			return err
+		}
 	}
-	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels (access_key_id, channel_id, assigned_at, position)
-		VALUES ($1, $2, $3, $4)
-		ON CONFLICT (access_key_id, channel_id) DO UPDATE SET position = excluded.position`,
-		keyID, channelID, micros(at), position)
+	schemes, _ := json.Marshal(nonNilStrings(r.Schemes))
+	cards, _ := json.Marshal(nonNilStrings(r.CardCountries))
+	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels
+		(access_key_id, channel_id, assigned_at, position, weight, schemes, card_countries, min_amount, max_amount)
+		VALUES ($1, $2, $3, CASE WHEN $4 > 0 THEN $4 ELSE
+			(SELECT COALESCE(MAX(position), 0) + 1 FROM key_channels WHERE access_key_id = $1) END, $5, $6, $7, $8, $9)
+		ON CONFLICT (access_key_id, channel_id) DO UPDATE SET
+			position = CASE WHEN $4 > 0 THEN excluded.position ELSE key_channels.position END,
+			weight = excluded.weight, schemes = excluded.schemes, card_countries = excluded.card_countries,
+			min_amount = excluded.min_amount, max_amount = excluded.max_amount`,
+		keyID, channelID, micros(at), r.Position, max(r.Weight, 1), string(schemes), string(cards),
+		nullInt64(r.MinAmount), nullInt64(r.MaxAmount))
 	return err
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // CreateChannel stores a new channel; a taken alias is ErrDuplicate.

@@ -319,12 +319,32 @@ func testPlace(t *testing.T, r *rig) {
 		return out
 	}
 	require.Equal(t, []string{"a", "b", "c"}, order())
-	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "c", 1))
+	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "c", merchant.Route{Position: 1}))
 	require.Equal(t, []string{"c", "a", "b"}, order())
-	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "b", 2))
+	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "b", merchant.Route{Position: 2}))
 	require.Equal(t, []string{"c", "b", "a"}, order())
 	require.NoError(t, r.ms.Assign(ctx, k.AccessKey, "b"), "assigning again keeps the place")
 	require.Equal(t, []string{"c", "b", "a"}, order())
 	var f *fault.Error
-	require.ErrorAs(t, r.ms.Place(ctx, k.AccessKey, "a", 0), &f)
+	require.ErrorAs(t, r.ms.Place(ctx, k.AccessKey, "a", merchant.Route{Position: -1}), &f)
+	require.ErrorAs(t, r.ms.Place(ctx, k.AccessKey, "a", merchant.Route{Schemes: []string{"cash"}}), &f)
+
+	// A route's conditions are stored with the assignment; position 0
+	// keeps the place.
+	lo, hi := int64(100), int64(5000)
+	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "a", merchant.Route{Weight: 3, Schemes: []string{"visa"},
+		CardCountries: []string{"gb", "DE"}, MinAmount: &lo, MaxAmount: &hi}))
+	require.Equal(t, []string{"c", "b", "a"}, order())
+	cs, err := r.store.ChannelsForKey(ctx, k.ID)
+	require.NoError(t, err)
+	got := cs[2].Route
+	require.Equal(t, 3, got.Position)
+	require.Equal(t, 3, got.Weight)
+	require.Equal(t, []string{"visa"}, got.Schemes)
+	require.Equal(t, []string{"GB", "DE"}, got.CardCountries)
+	require.Equal(t, lo, *got.MinAmount)
+	require.Equal(t, hi, *got.MaxAmount)
+	require.Equal(t, 1, cs[0].Route.Weight)
+	require.Nil(t, cs[0].Route.MinAmount)
+	require.Empty(t, cs[0].Route.Schemes)
 }
