@@ -2,8 +2,8 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
