@@ -403,7 +403,7 @@ var _ = template.Must(tmpl.Parse(`
 <h2>Deliveries</h2>
 {{if .Deliveries}}{{range .Deliveries}}<section data-delivery="{{.ID}}" data-endpoint="{{.EndpointID}}" data-status="{{.Status}}">
 <h3><code>{{.URL}}</code></h3>
-<p>{{.Status}}{{if .Reason}} ({{.Reason}}){{end}}{{with .NextAttemptAt}}; next attempt {{.UTC.Format "2006-01-02 15:04:05"}} UTC{{end}}</p>
+<p>{{template "status" .Status}}{{if .Reason}} ({{.Reason}}){{end}}{{with .NextAttemptAt}}; next attempt {{.UTC.Format "2006-01-02 15:04:05"}} UTC{{end}}</p>
 {{if .Attempts}}<div class="scroll"><table><thead><tr><th>Attempted (UTC)</th><th>Result</th></tr></thead><tbody>
 {{range .Attempts}}<tr data-attempt><td>{{.At.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{if .StatusCode}}HTTP {{.StatusCode}}{{else}}no answer ({{.Error}}){{end}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p><small>No attempt yet.</small></p>{{end}}</section>
