@@ -436,7 +436,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .P.MaskedCard}}<dt>Card</dt><dd>{{.P.MaskedCard}}{{if .P.CardScheme}} ({{.P.CardScheme}}){{end}}</dd>{{end}}
 {{if .P.Method}}<dt>Method</dt><dd>{{.P.Method}}</dd>{{end}}
 {{if .P.DeclineCode}}<dt>Decline</dt><dd>{{.P.DeclineCode}}{{if .P.DeclineMessage}}: {{.P.DeclineMessage}}{{end}}</dd>{{end}}
-{{if .P.SubscriptionID}}<dt>Subscription</dt><dd><code>{{.P.SubscriptionID}}</code></dd>{{end}}
+{{if .P.SubscriptionID}}<dt>Subscription</dt><dd><a href="/cabinet/subscriptions/{{.P.SubscriptionID}}"><code>{{.P.SubscriptionID}}</code></a></dd>{{end}}
 <dt>Created</dt><dd>{{.Created}}</dd>
 <dt>Updated</dt><dd>{{.Updated}}</dd>
 </dl>

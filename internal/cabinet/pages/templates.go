@@ -24,7 +24,7 @@ var styleHash = func() string {
 }()
 
 // tmpl holds the pages: small, readable on a phone, no script.
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"tone": tone}).Parse(`
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"tone": tone, "resourcePath": resourcePath}).Parse(`
 {{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · Paygate cabinet</title>
@@ -82,6 +82,17 @@ func tone(status any) string {
 		return "info"
 	}
 	return ""
+}
+
+// resourcePath is the cabinet page of an event's resource (its
+// ResourceType and id), or "" for a resource without one (a mandate).
+func resourcePath(resourceType, id string) string {
+	list, ok := map[string]string{"payment": "payments", "subscription": "subscriptions",
+		"payout": "payouts", "card_verification": "verifications"}[resourceType]
+	if !ok || id == "" {
+		return ""
+	}
+	return "/cabinet/" + list + "/" + id
 }
 
 // section is a part of the cabinet in the navigation; the pages whose
