@@ -84,11 +84,15 @@ func tone(status any) string {
 	return ""
 }
 
+// resourceLists are the cabinet's lists by an event's resource type; a
+// mandate has no page.
+var resourceLists = map[string]string{"payment": "payments", "subscription": "subscriptions",
+	"payout": "payouts", "card_verification": "verifications"}
+
 // resourcePath is the cabinet page of an event's resource (its
-// ResourceType and id), or "" for a resource without one (a mandate).
+// ResourceType and id), or "" for a resource without one.
 func resourcePath(resourceType, id string) string {
-	list, ok := map[string]string{"payment": "payments", "subscription": "subscriptions",
-		"payout": "payouts", "card_verification": "verifications"}[resourceType]
+	list, ok := resourceLists[resourceType]
 	if !ok || id == "" {
 		return ""
 	}
@@ -98,7 +102,7 @@ func resourcePath(resourceType, id string) string {
 // section is a part of the cabinet in the navigation; the pages whose
 // title starts with one of its prefixes are in it.
 type section struct {
-	Path, Label string
+	path, label string
 	prefixes    []string
 }
 
@@ -124,7 +128,7 @@ type navLink struct {
 func (v view) Nav() []navLink {
 	out := make([]navLink, len(sections))
 	for i, s := range sections {
-		out[i] = navLink{Path: s.Path, Label: s.Label}
+		out[i] = navLink{Path: s.path, Label: s.label}
 		for _, p := range s.prefixes {
 			if strings.HasPrefix(v.Title, p) {
 				out[i].Current = true
