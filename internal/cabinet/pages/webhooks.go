@@ -365,7 +365,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Endpoints}}<div class="scroll"><table><thead><tr><th>URL</th><th>Event types</th><th>State</th><th>Created (UTC)</th><th>Deliveries</th></tr></thead><tbody>
 {{range .Endpoints}}<tr data-endpoint="{{.ID}}"><td><code>{{.URL}}</code><br><small><code>{{.ID}}</code></small></td>
 <td>{{if .EventTypes}}{{range $i, $t := .EventTypes}}{{if $i}}, {{end}}{{$t}}{{end}}{{else}}every type{{end}}</td>
-<td data-state="{{if .Enabled}}enabled{{else}}disabled{{end}}">{{if .Enabled}}enabled{{else}}disabled {{.DisabledAt.UTC.Format "2006-01-02 15:04"}}{{if .DisabledReason}} ({{.DisabledReason}}){{end}}{{end}}</td>
+<td data-state="{{if .Enabled}}enabled{{else}}disabled{{end}}">{{if .Enabled}}{{template "status" "enabled"}}{{else}}{{template "status" "disabled"}} {{.DisabledAt.UTC.Format "2006-01-02 15:04"}}{{if .DisabledReason}} ({{.DisabledReason}}){{end}}{{end}}</td>
 <td>{{.CreatedAt.UTC.Format "2006-01-02 15:04"}}</td>
 <td data-pending="{{.Pending}}" data-failed="{{.Failed}}">{{if or .Pending .Failed}}{{.Pending}} pending, {{.Failed}} given up{{else}}nothing pending or given up{{end}}
 {{with .LastPending}}<br><small>last attempt {{.At.UTC.Format "2006-01-02 15:04:05"}}: {{if .StatusCode}}HTTP {{.StatusCode}}{{else}}no answer ({{.Error}}){{end}}</small>{{end}}</td></tr>
