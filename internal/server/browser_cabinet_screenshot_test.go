@@ -84,16 +84,23 @@ func TestCabinetScreenshots(t *testing.T) {
 		name, path string
 		w, h       int64
 		mobile     bool
+		scrollTo   string // a selector to scroll into view, or ""
 	}{
-		{"payments-desktop", "/cabinet/payments", 1280, 900, false},
-		{"payments-phone", "/cabinet/payments", 390, 844, true},
-		{"payment", "/cabinet/payments/" + paid.PaymentID, 1280, 900, false},
-		{"totals", "/cabinet/payments/totals", 1280, 500, false},
-		{"cards", "/cabinet/cards", 1280, 600, false},
-		{"events", "/cabinet/events", 1280, 700, false},
-		{"event", "/cabinet/events/" + events[0].ID, 1280, 900, false},
+		{"payments-desktop", "/cabinet/payments", 1280, 900, false, ""},
+		{"payments-phone", "/cabinet/payments", 390, 844, true, ""},
+		{"payments-phone-list", "/cabinet/payments", 390, 844, true, "figure"},
+		{"payment", "/cabinet/payments/" + paid.PaymentID, 1280, 900, false, ""},
+		{"totals", "/cabinet/payments/totals", 1280, 500, false, ""},
+		{"cards", "/cabinet/cards", 1280, 600, false, ""},
+		{"events", "/cabinet/events", 1280, 700, false, ""},
+		{"event", "/cabinet/events/" + events[0].ID, 1280, 900, false, ""},
+		{"event-phone", "/cabinet/events/" + events[0].ID, 390, 844, true, "#payload"},
 	}
 	ctx := newTab(t)
+	// The sign-in page, before the tab signs in.
+	run(t, ctx, chromedp.EmulateViewport(1280, 700, chromedp.EmulateScale(1)), chromedp.Navigate(e.url+"/cabinet/sign-in"),
+		chromedp.WaitVisible(chromedp.CSS("#email")))
+	shot(t, ctx, "sign-in")
 	e.setUpInBrowser(t, ctx, "ada@example.com", cabinet.Admin, e.aKey.ID)
 	for _, s := range shots {
 		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
@@ -103,10 +110,20 @@ func TestCabinetScreenshots(t *testing.T) {
 		}
 		run(t, ctx, chromedp.EmulateViewport(s.w, s.h, opts...), chromedp.Navigate(e.url+s.path),
 			chromedp.WaitVisible(chromedp.CSS("h1")))
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		require.NoError(t, err)
-		path := filepath.Join("..", "..", "docs", "images", "cabinet-"+s.name+".png")
-		require.NoError(t, os.WriteFile(path, png, 0o644))
-		t.Logf("%s: %d bytes", path, len(png))
+		if s.scrollTo != "" {
+			_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(`+jsString(s.scrollTo)+`).scrollIntoView(); true`))
+			require.NoError(t, err)
+		}
+		shot(t, ctx, s.name)
 	}
+}
+
+// shot saves the tab's viewport as docs/images/cabinet-NAME.png.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	path := filepath.Join("..", "..", "docs", "images", "cabinet-"+name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("%s: %d bytes", path, len(png))
 }

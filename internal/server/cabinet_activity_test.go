@@ -184,7 +184,7 @@ func TestCabinetActivity(t *testing.T) {
 			_, body, _ := ann.get(e.url + "/cabinet/verifications")
 			row := body[strings.Index(body, `data-verification="`+vA.VerificationID+`"`):]
 			row = row[:strings.Index(row, "</tr>")]
-			for _, cell := range []string{"<td>code_sent</td>", "<td>" + vA.CardMask + "</td>", ">0</td>",
+			for _, cell := range []string{`<td><span class="badge warn">code_sent</span></td>`, "<td>" + vA.CardMask + "</td>", ">0</td>",
 				"<td>" + tv.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + "</td>", "<td>ver-a</td>",
 				tv.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")} {
 				require.Contains(t, row, cell)
@@ -211,10 +211,10 @@ func TestCabinetActivity(t *testing.T) {
 				row := body[strings.Index(body, `data-payout="`+id+`"`):]
 				return row[:strings.Index(row, "</tr>")]
 			}
-			for _, cell := range []string{"<td>succeeded</td>", "USD 25.00", "<td>424242******4242</td>", "<td></td>"} {
+			for _, cell := range []string{`<td><span class="badge ok">succeeded</span></td>`, "USD 25.00", "<td>424242******4242</td>", "<td></td>"} {
 				require.Contains(t, cells(poA.PayoutID), cell)
 			}
-			for _, cell := range []string{"<td>succeeded</td>", "EUR 7.00", "<td>apple_pay</td>"} {
+			for _, cell := range []string{`<td><span class="badge ok">succeeded</span></td>`, "EUR 7.00", "<td>apple_pay</td>"} {
 				require.Contains(t, cells(wallet.PayoutID), cell)
 			}
 			for status, n := range pCount {
@@ -248,7 +248,7 @@ func TestCabinetActivity(t *testing.T) {
 			status, body, _ = ann.get(e.url + "/cabinet/payouts/" + poA.PayoutID)
 			require.Equal(t, http.StatusOK, status, body)
 			clean(t, theirs)(body)
-			for _, s := range []string{poA.PayoutID, poA.OrderID, "succeeded (final)", "USD 25.00", "424242******4242",
+			for _, s := range []string{poA.PayoutID, poA.OrderID, `<span class="badge ok">succeeded</span> (final)`, "USD 25.00", "424242******4242",
 				"<dd>card</dd>", "<dd>main</dd>"} {
 				require.Contains(t, body, s)
 			}

@@ -139,7 +139,7 @@ func TestCabinetSubscriptionsList(t *testing.T) {
 		require.Contains(t, row, "1 month")
 		require.Contains(t, row, subA.NextRunAt.Std().UTC().Format("2006-01-02 15:04"))
 		require.Contains(t, row, "(due)", "no first_run_at: due at once")
-		require.Contains(t, row, "<td>active</td>")
+		require.Contains(t, row, `<td><span class="badge ok">active</span></td>`)
 
 		// The status filter.
 		status, body, _ = ann.get(e.url + "/cabinet/subscriptions?status=paused")
@@ -413,11 +413,22 @@ func TestCabinetSubscriptionsCharges(t *testing.T) {
 		require.Contains(t, body, `href="/cabinet/payments/`+charge.ID+`"`)
 		row := body[strings.Index(body, `<tr data-charge="`+charge.ID):]
 		row = row[:strings.Index(row, "</tr>")]
-		require.Contains(t, row, "<td>0</td><td>0</td><td>succeeded</td>", "period 0, attempt 0")
+		require.Contains(t, row, `<td>0</td><td>0</td><td><span class="badge ok">succeeded</span></td>`, "period 0, attempt 0")
 		require.Contains(t, body, first.AddDate(0, 1, 0).UTC().Format("2006-01-02 15:04"), "next run: period 1")
 		require.NotContains(t, body, "4242424242424242")
-		status, _, _ = ann.get(e.url + "/cabinet/payments/" + charge.ID)
+		// The charge's page links back to its subscription, and so does an
+		// event of the subscription (docs/cabinet.md).
+		status, body, _ = ann.get(e.url + "/cabinet/payments/" + charge.ID)
 		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `<a href="/cabinet/subscriptions/`+sub.ID+`"><code>`+sub.ID+`</code></a>`)
+		status, body, _ = ann.get(e.url + "/cabinet/events?resource_id=" + sub.ID)
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `<a href="/cabinet/subscriptions/`+sub.ID+`"><code>`+sub.ID+`</code></a>`)
+		evID := subMatches(eventRowRE, body)
+		require.NotEmpty(t, evID, "the subscription's events")
+		status, body, _ = ann.get(e.url + "/cabinet/events/" + evID[0])
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `subscription <a href="/cabinet/subscriptions/`+sub.ID+`"><code>`+sub.ID+`</code></a>`)
 
 		// The soft decline: past_due, one failed attempt, its code.
 		status, body, _ = ann.get(e.url + "/cabinet/subscriptions?status=past_due")

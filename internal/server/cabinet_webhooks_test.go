@@ -104,7 +104,7 @@ func TestCabinetWebhooks(t *testing.T) {
 			require.Contains(t, body, `<tr data-endpoint="`+picky.ID+`">`)
 			require.Contains(t, body, "payment.succeeded</td>")
 			require.Contains(t, body, "every type")
-			require.Regexp(t, `data-endpoint="`+gone.ID+`">[^\n]*\n[^\n]*\n<td data-state="disabled">disabled [^<]*\(endpoint_disabled\)`, body)
+			require.Regexp(t, `data-endpoint="`+gone.ID+`">[^\n]*\n[^\n]*\n<td data-state="disabled"><span class="badge bad">disabled</span> [^<]*\(endpoint_disabled\)`, body)
 			require.Contains(t, body, `data-state="enabled"`)
 			// picky took the 40 succeeded events, every all 121 (the
 			// disabled one was disabled before any event): all pending.

@@ -293,7 +293,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 {{template "activity-filter" .}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created</th><th>Status</th><th>Card</th><th>Codes tried</th><th>Code awaited until</th><th>Decline</th><th>Order id</th></tr></thead><tbody>
-{{range .Rows}}<tr data-verification="{{.ID}}"><td><a href="/cabinet/verifications/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{.Status}}</td><td>{{.Card}}</td><td class="num">{{.Attempts}}</td><td>{{.Expires}}</td><td>{{.Decline}}</td><td>{{.OrderID}}</td></tr>
+{{range .Rows}}<tr data-verification="{{.ID}}"><td><a href="/cabinet/verifications/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{template "status" .Status}}</td><td>{{.Card}}</td><td class="num">{{.Attempts}}</td><td>{{.Expires}}</td><td>{{.Decline}}</td><td>{{.OrderID}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No card verification matches.</p>{{end}}
 {{template "activity-pager" .}}{{end}}{{template "foot" .}}{{end}}
 
@@ -301,13 +301,13 @@ var _ = template.Must(tmpl.Parse(`
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
 {{template "activity-filter" .}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created</th><th>Status</th><th>Amount</th><th>To</th><th>Decline</th><th>Order id</th></tr></thead><tbody>
-{{range .Rows}}<tr data-payout="{{.ID}}"><td><a href="/cabinet/payouts/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Destination}}</td><td>{{.Decline}}</td><td>{{.OrderID}}</td></tr>
+{{range .Rows}}<tr data-payout="{{.ID}}"><td><a href="/cabinet/payouts/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{template "status" .Status}}</td><td class="num">{{.Amount}}</td><td>{{.Destination}}</td><td>{{.Decline}}</td><td>{{.OrderID}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No payout matches.</p>{{end}}
 {{template "activity-pager" .}}{{end}}{{template "foot" .}}{{end}}
 
 {{define "activity-common"}}<dt>Id</dt><dd><code>{{.It.ID}}</code></dd>
 <dt>Order id</dt><dd>{{.It.OrderID}}</dd>
-<dt>Status</dt><dd data-status="{{.It.Status}}">{{.It.Status}}{{if .It.Final}} (final){{end}}</dd>{{end}}
+<dt>Status</dt><dd data-status="{{.It.Status}}">{{template "status" .It.Status}}{{if .It.Final}} (final){{end}}</dd>{{end}}
 
 {{define "activity-tail"}}{{if .It.Decline}}<dt>Decline</dt><dd>{{.It.Decline}}{{if .It.DeclineText}}: {{.It.DeclineText}}{{end}}</dd>{{end}}
 {{if or .It.BankPaymentID .It.BankName}}<dt>Bank reference</dt><dd>{{.It.BankPaymentID}}{{if .It.BankName}} ({{.It.BankName}}){{end}}</dd>{{end}}

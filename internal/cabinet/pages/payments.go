@@ -392,15 +392,11 @@ func (pg *Pages) PaymentPage() http.Handler {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 var _ = template.Must(tmpl.Parse(`
-{{define "nav"}}<header><strong><a href="/cabinet/{{.KeyParam}}">Paygate cabinet</a></strong>
-<form method="post" action="/cabinet/sign-out"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
-<span>{{.User.Email}} ({{.User.Role}})</span> <button type="submit">Sign out</button></form></header>
-<nav>{{$k := .KeyParam}}<a href="/cabinet/payments{{$k}}">Payments</a> <a href="/cabinet/cards{{$k}}">Saved cards</a>
-<a href="/cabinet/verifications{{$k}}">Verifications</a> <a href="/cabinet/payouts{{$k}}">Payouts</a>
-<a href="/cabinet/subscriptions{{$k}}">Subscriptions</a> <a href="/cabinet/webhooks{{$k}}">Webhooks</a>
-<a href="/cabinet/events{{$k}}">Events</a> <a href="/cabinet/allowances{{$k}}">Allowances</a>
-<a href="/cabinet/channels{{$k}}">Channels</a></nav>
-{{if gt (len .Keys) 1}}<p class="key">Key: <strong>{{.Key.Name}}</strong> ({{.Key.Environment}})</p>{{end}}{{end}}
+{{define "nav"}}<header class="top"><div class="bar">{{template "brand" .}}
+<form method="post" action="/cabinet/sign-out" class="who"><input type="hidden" name="csrf_token" value="{{.CSRF}}">
+<span>{{.User.Email}} ({{.User.Role}})</span> <button type="submit">Sign out</button></form></div>
+<nav aria-label="Cabinet">{{$k := .KeyParam}}{{range .Nav}}<a href="{{.Path}}{{$k}}"{{if .Current}} aria-current="page"{{end}}>{{.Label}}</a>{{end}}</nav></header>
+<main>{{if gt (len .Keys) 1}}<p class="key">Key: <strong>{{.Key.Name}}</strong> ({{.Key.Environment}})</p>{{end}}{{end}}
 
 {{define "payments"}}{{template "head" .}}{{template "nav" .}}<h1>Payments</h1>
 {{if not .Keys}}<p>No key has been granted to you yet.</p>{{else}}
@@ -421,7 +417,7 @@ var _ = template.Must(tmpl.Parse(`
 <figcaption>{{.Chart.From}} to {{.Chart.To}} (UTC), {{.Chart.Total}} payments{{if .Chart.Capped}}, the last 90 days of the range{{end}}:
 {{range .Chart.Legend}}<span class="dot" data-legend="{{.Status}}"><svg viewBox="0 0 10 10" width="10" height="10"><rect width="10" height="10" fill="{{.Fill}}"/></svg> {{.Status}} {{.Count}}</span> {{end}}</figcaption></figure>
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Status</th><th>Amount</th><th>Order id</th><th>Customer</th><th>Card</th></tr></thead><tbody>
-{{range .Rows}}<tr><td><a href="/cabinet/payments/{{.ID}}">{{.Created}}</a></td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.OrderID}}</td><td>{{.CustomerReference}}</td><td>{{.MaskedCard}}</td></tr>
+{{range .Rows}}<tr><td><a href="/cabinet/payments/{{.ID}}">{{.Created}}</a></td><td>{{template "status" .Status}}</td><td class="num">{{.Amount}}</td><td>{{.OrderID}}</td><td>{{.CustomerReference}}</td><td>{{.MaskedCard}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No payment matches.</p>{{end}}
 <p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>
 {{end}}{{template "foot" .}}{{end}}
@@ -429,7 +425,7 @@ var _ = template.Must(tmpl.Parse(`
 {{define "payment"}}{{template "head" .}}{{template "nav" .}}<h1>Payment</h1>
 <dl>
 <dt>Id</dt><dd><code>{{.P.ID}}</code></dd>
-<dt>Status</dt><dd>{{.P.Status}}</dd>
+<dt>Status</dt><dd>{{template "status" .P.Status}}</dd>
 <dt>Amount</dt><dd>{{.Amount}}</dd>
 <dt>Captured</dt><dd>{{.Captured}}</dd>
 <dt>Refunded</dt><dd>{{.Refunded}}</dd>
@@ -440,16 +436,16 @@ var _ = template.Must(tmpl.Parse(`
 {{if .P.MaskedCard}}<dt>Card</dt><dd>{{.P.MaskedCard}}{{if .P.CardScheme}} ({{.P.CardScheme}}){{end}}</dd>{{end}}
 {{if .P.Method}}<dt>Method</dt><dd>{{.P.Method}}</dd>{{end}}
 {{if .P.DeclineCode}}<dt>Decline</dt><dd>{{.P.DeclineCode}}{{if .P.DeclineMessage}}: {{.P.DeclineMessage}}{{end}}</dd>{{end}}
-{{if .P.SubscriptionID}}<dt>Subscription</dt><dd><code>{{.P.SubscriptionID}}</code></dd>{{end}}
+{{if .P.SubscriptionID}}<dt>Subscription</dt><dd><a href="/cabinet/subscriptions/{{.P.SubscriptionID}}"><code>{{.P.SubscriptionID}}</code></a></dd>{{end}}
 <dt>Created</dt><dd>{{.Created}}</dd>
 <dt>Updated</dt><dd>{{.Updated}}</dd>
 </dl>
 <h2>Operations</h2>
 {{if .Operations}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Kind</th><th>State</th><th>Amount</th><th>Result</th></tr></thead><tbody>
-{{range .Operations}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{.Kind}}</td><td>{{.State}}</td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{.Result}}</td></tr>
+{{range .Operations}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{.Kind}}</td><td>{{template "status" .State}}</td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{.Result}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>None.</p>{{end}}
 {{if .Refunds}}<h2>Refunds</h2><div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Id</th><th>Amount</th><th>Status</th></tr></thead><tbody>
-{{range .Refunds}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td><code>{{.ID}}</code></td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{.Status}}</td></tr>
+{{range .Refunds}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td><code>{{.ID}}</code></td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{template "status" .Status}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 <h2>Events</h2>
 {{if .Events}}<ul class="events">{{range .Events}}<li><strong>{{.Type}}</strong> {{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}} <a href="/cabinet/events/{{.ID}}"><code>{{.ID}}</code></a>

@@ -361,7 +361,7 @@ var _ = template.Must(tmpl.Parse(`
 <div class="actions"><button type="submit">Show</button> <a href="/cabinet/subscriptions{{.KeyParam}}">Clear</a></div></form>
 {{if .KeyNow}}<p data-key-clock>This key's sandbox clock reads {{.KeyNow}}.</p>{{end}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Status</th><th>Amount</th><th>Every</th><th>Next run (UTC)</th><th>Failed attempts</th><th>Last decline</th></tr></thead><tbody>
-{{range .Rows}}<tr data-subscription="{{.ID}}"><td><a href="/cabinet/subscriptions/{{.ID}}">{{.Created}}</a><br><small><code>{{.ID}}</code></small></td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Every}}</td><td>{{.NextRun}}{{if .Until}} <small>({{.Until}})</small>{{end}}</td><td class="num">{{.FailedAttempts}}</td><td>{{.LastDecline}}</td></tr>
+{{range .Rows}}<tr data-subscription="{{.ID}}"><td><a href="/cabinet/subscriptions/{{.ID}}">{{.Created}}</a><br><small><code>{{.ID}}</code></small></td><td>{{template "status" .Status}}</td><td class="num">{{.Amount}}</td><td>{{.Every}}</td><td>{{.NextRun}}{{if .Until}} <small>({{.Until}})</small>{{end}}</td><td class="num">{{.FailedAttempts}}</td><td>{{.LastDecline}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No subscription matches.</p>{{end}}
 {{if or .First .Next}}<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>{{end}}
 {{end}}{{template "foot" .}}{{end}}
@@ -371,7 +371,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 <dl data-subscription="{{.S.ID}}" data-status="{{.S.Status}}">
 <dt>Id</dt><dd><code>{{.S.ID}}</code></dd>
-<dt>Status</dt><dd>{{.S.Status}}</dd>
+<dt>Status</dt><dd>{{template "status" .S.Status}}</dd>
 <dt>Amount</dt><dd>{{.Row.Amount}} every {{.Row.Every}}</dd>
 <dt>Next run (UTC)</dt><dd>{{.Row.NextRun}}{{if .Row.Until}} ({{.Row.Until}}), period {{.S.Period}}{{end}}</dd>
 {{if .KeyNow}}<dt>This key's sandbox clock</dt><dd data-key-clock>{{.KeyNow}}</dd>{{end}}
@@ -384,7 +384,7 @@ var _ = template.Must(tmpl.Parse(`
 <h2>Mandate</h2>
 {{with .Mandate}}<dl data-mandate="{{.ID}}">
 <dt>Id</dt><dd><code>{{.ID}}</code></dd>
-<dt>Status</dt><dd>{{.Status}}</dd>
+<dt>Status</dt><dd>{{template "status" .Status}}</dd>
 <dt>Card</dt><dd>{{if .CardMask}}{{.CardMask}}, expires {{printf "%02d" .CardExpMonth}}/{{.CardExpYear}}{{else}}none yet{{end}}</dd>
 {{if .CustomerReference}}<dt>Customer reference</dt><dd>{{.CustomerReference}}</dd>{{end}}
 <dt>Disclosure version</dt><dd>{{.DisclosureVersion}}</dd>
@@ -394,7 +394,7 @@ var _ = template.Must(tmpl.Parse(`
 </dl>{{else}}<p>Not found.</p>{{end}}
 <h2>Payments</h2>
 {{if .Charges}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Period</th><th>Attempt</th><th>Status</th><th>Amount</th><th>Decline</th></tr></thead><tbody>
-{{range .Charges}}<tr data-charge="{{.ID}}"><td><a href="/cabinet/payments/{{.ID}}">{{.Created}}</a></td><td>{{.Period}}</td><td>{{.Attempt}}</td><td>{{.Status}}</td><td class="num">{{.Amount}}</td><td>{{.Decline}}</td></tr>
+{{range .Charges}}<tr data-charge="{{.ID}}"><td><a href="/cabinet/payments/{{.ID}}">{{.Created}}</a></td><td>{{.Period}}</td><td>{{.Attempt}}</td><td>{{template "status" .Status}}</td><td class="num">{{.Amount}}</td><td>{{.Decline}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>None yet.</p>{{end}}
 {{if or .First .Next}}<p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>{{end}}
 <p><a href="/cabinet/subscriptions{{.KeyParam}}">All subscriptions</a></p>

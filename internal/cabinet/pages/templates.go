@@ -2,22 +2,20 @@ package pages
 
 import (
 	"crypto/sha256"
+	_ "embed"
 	"encoding/base64"
+	"fmt"
 	"html/template"
+	"strings"
 )
 
-// style is the pages' one inline stylesheet; the Content-Security-Policy
-// allows it by its hash, and nothing else inline.
-const style = `body{font:16px/1.5 system-ui,sans-serif;max-width:72rem;margin:1.5rem auto;padding:0 1rem;color:#1a1a1a}
-label{display:block;margin:.75rem 0 .25rem}input{font:inherit;padding:.5rem;width:100%;box-sizing:border-box}
-button{font:inherit;padding:.5rem 1rem;margin-top:1rem}.error{color:#a40000}table{border-collapse:collapse;width:100%}
-td,th{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ddd}header{display:flex;justify-content:space-between;align-items:center}
-header form button{margin-top:0}.scroll{overflow-x:auto}.num{text-align:right;white-space:nowrap}select{font:inherit;padding:.5rem;width:100%}
-svg.chart{display:block;width:100%;height:8rem;margin-top:1rem}figure{margin:1rem 0}figcaption{font-size:.9rem}dt{font-weight:600}dd{margin:0 0 .5rem}
-nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.75rem 0}form.inline{display:inline}form.inline button{margin-top:0;padding:.25rem .75rem}
-form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:0 1rem;align-items:end}
-form.filters label{margin-top:.5rem}form.filters .actions{display:flex;gap:1rem;align-items:center}
-.dot{white-space:nowrap;margin-right:.75rem}pre{background:#f6f6f6;padding:.75rem;max-height:28rem;overflow:auto}form.narrow{max-width:28rem}`
+// style is the pages' one style sheet (cabinet.css), sent inline: the
+// Content-Security-Policy allows it by its hash, and nothing else inline,
+// so a page loads nothing but itself. It follows the checkout's look
+// (internal/checkout/assets/checkout.css): its colours, type and controls.
+//
+//go:embed cabinet.css
+var style string
 
 // styleHash is style's CSP source: 'sha256-…'.
 var styleHash = func() string {
@@ -26,29 +24,36 @@ var styleHash = func() string {
 }()
 
 // tmpl holds the pages: small, readable on a phone, no script.
-var tmpl = template.Must(template.New("").Parse(`
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"tone": tone, "resourcePath": resourcePath}).Parse(`
 {{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · Paygate cabinet</title>
 <style>{{.Style}}</style>
 </head><body>{{end}}
-{{define "foot"}}</body></html>{{end}}
+{{define "foot"}}</main></body></html>{{end}}
 
-{{define "message"}}{{template "head" .}}<h1>{{.Title}}</h1><p>{{.Message}}</p>
+{{define "brand"}}<a class="brand" href="/cabinet/{{.KeyParam}}"><span class="mark" aria-hidden="true">P</span><span>Paygate</span><span>cabinet</span></a>{{end}}
+
+{{define "public"}}<header class="top"><div class="bar">{{template "brand" .}}</div></header>
+<main class="narrow">{{end}}
+
+{{define "status"}}<span class="badge {{tone .}}">{{.}}</span>{{end}}
+
+{{define "message"}}{{template "head" .}}{{template "public" .}}<h1>{{.Title}}</h1><p>{{.Message}}</p>
 <p><a href="/cabinet/sign-in">Sign in</a></p>{{template "foot" .}}{{end}}
 
-{{define "sign-in"}}{{template "head" .}}<h1>Sign in</h1>
+{{define "sign-in"}}{{template "head" .}}{{template "public" .}}<h1>Sign in</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="/cabinet/sign-in" class="narrow">
+<form method="post" action="/cabinet/sign-in">
 <input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="{{.Email}}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>{{template "foot" .}}{{end}}
 
-{{define "setup"}}{{template "head" .}}<h1>Choose a password</h1>
+{{define "setup"}}{{template "head" .}}{{template "public" .}}<h1>Choose a password</h1>
 <p>For {{.Email}}. At least 12 characters.</p>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-<form method="post" action="/cabinet/setup/{{.Token}}" class="narrow">
+<form method="post" action="/cabinet/setup/{{.Token}}">
 <input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required>
 <label for="password_again">Password again</label><input id="password_again" name="password_again" type="password" autocomplete="new-password" minlength="12" required>
@@ -56,8 +61,79 @@ var tmpl = template.Must(template.New("").Parse(`
 
 {{define "home"}}{{template "head" .}}{{template "nav" .}}
 <h1>Your keys</h1>
-{{if .Keys}}<table><thead><tr><th>Name</th><th>Access key</th><th>Environment</th></tr></thead><tbody>
+{{if .Keys}}<div class="scroll"><table><thead><tr><th>Name</th><th>Access key</th><th>Environment</th></tr></thead><tbody>
 {{range .Keys}}<tr><td><a href="/cabinet/payments?key={{.ID}}">{{.Name}}</a></td><td><code>{{.AccessKey}}</code></td><td>{{.Environment}}</td></tr>{{end}}
-</tbody></table>{{else}}<p>No key has been granted to you yet.</p>{{end}}
+</tbody></table></div>{{else}}<p>No key has been granted to you yet.</p>{{end}}
 {{template "foot" .}}{{end}}
 `))
+
+// tone is a status badge's colour class: done well, waiting, gone wrong,
+// money given back; others (canceled, expired) stay grey.
+func tone(status any) string {
+	switch fmt.Sprint(status) {
+	case "succeeded", "verified", "active", "enabled":
+		return "ok"
+	case "processing", "pending", "inquiring", "requires_action", "code_sent", "authorized",
+		"incomplete", "past_due", "paused", "manual_review":
+		return "warn"
+	case "declined", "failed", "disabled", "authentication_failed":
+		return "bad"
+	case "refunded", "partially_refunded":
+		return "info"
+	}
+	return ""
+}
+
+// resourceLists are the cabinet's lists by an event's resource type; a
+// mandate has no page.
+var resourceLists = map[string]string{"payment": "payments", "subscription": "subscriptions",
+	"payout": "payouts", "card_verification": "verifications"}
+
+// resourcePath is the cabinet page of an event's resource (its
+// ResourceType and id), or "" for a resource without one.
+func resourcePath(resourceType, id string) string {
+	list, ok := resourceLists[resourceType]
+	if !ok || id == "" {
+		return ""
+	}
+	return "/cabinet/" + list + "/" + id
+}
+
+// section is a part of the cabinet in the navigation; the pages whose
+// title starts with one of its prefixes are in it.
+type section struct {
+	path, label string
+	prefixes    []string
+}
+
+var sections = []section{
+	{"/cabinet/payments", "Payments", []string{"Payment", "Totals", "Export"}},
+	{"/cabinet/cards", "Saved cards", []string{"Saved cards"}},
+	{"/cabinet/verifications", "Verifications", []string{"Verification"}},
+	{"/cabinet/payouts", "Payouts", []string{"Payout"}},
+	{"/cabinet/subscriptions", "Subscriptions", []string{"Subscription"}},
+	{"/cabinet/webhooks", "Webhooks", []string{"Webhook"}},
+	{"/cabinet/events", "Events", []string{"Event"}},
+	{"/cabinet/allowances", "Allowances", []string{"Allowances"}},
+	{"/cabinet/channels", "Channels", []string{"Channels"}},
+}
+
+// navLink is one link of the navigation; Current marks the page's section.
+type navLink struct {
+	Path, Label string
+	Current     bool
+}
+
+// Nav is the navigation of the page, its section marked.
+func (v view) Nav() []navLink {
+	out := make([]navLink, len(sections))
+	for i, s := range sections {
+		out[i] = navLink{Path: s.path, Label: s.label}
+		for _, p := range s.prefixes {
+			if strings.HasPrefix(v.Title, p) {
+				out[i].Current = true
+			}
+		}
+	}
+	return out
+}

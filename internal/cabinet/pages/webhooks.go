@@ -147,7 +147,7 @@ type eventsView struct {
 
 type eventLine struct {
 	ID, Created, Type, ResourceID, Deliveries string
-	Payment                                   bool // the resource is a payment: link to its page
+	Link                                      string // the resource's page, "" when it has none
 }
 
 // EventsPage is GET /cabinet/events: the shown key's events, newest first,
@@ -212,7 +212,7 @@ func (pg *Pages) EventsPage() http.Handler {
 		}
 		for _, e := range list {
 			v.Rows = append(v.Rows, eventLine{ID: e.ID, Created: e.CreatedAt.UTC().Format("2006-01-02 15:04:05"), Type: e.Type,
-				ResourceID: e.ResourceID, Payment: e.ResourceType == "payment", Deliveries: deliverySummary(e.Deliveries)})
+				ResourceID: e.ResourceID, Link: resourcePath(e.ResourceType, e.ResourceID), Deliveries: deliverySummary(e.Deliveries)})
 		}
 		pg.renderData(w, http.StatusOK, "events", v)
 	})
@@ -238,7 +238,6 @@ type eventView struct {
 	Event      *LoggedEvent
 	Created    string
 	Payload    string // the body as sent, indented
-	Payment    bool
 	Deliveries []Delivery
 	// Targets are the enabled endpoints a resend may choose; Takes is how
 	// many of them take the event's type (the default).
@@ -287,8 +286,7 @@ func (pg *Pages) event(w http.ResponseWriter, r *http.Request, u *cabinet.User, 
 	if !ok {
 		return eventView{}, false
 	}
-	v := eventView{view: base, Event: e, Created: stamp(e.CreatedAt), Payload: pretty(e.Body),
-		Payment: e.ResourceType == "payment"}
+	v := eventView{view: base, Event: e, Created: stamp(e.CreatedAt), Payload: pretty(e.Body)}
 	if v.Deliveries, err = pg.d.Webhooks.Deliveries(ctx, e); err != nil {
 		pg.fail(w, err)
 		return eventView{}, false
@@ -367,7 +365,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Endpoints}}<div class="scroll"><table><thead><tr><th>URL</th><th>Event types</th><th>State</th><th>Created (UTC)</th><th>Deliveries</th></tr></thead><tbody>
 {{range .Endpoints}}<tr data-endpoint="{{.ID}}"><td><code>{{.URL}}</code><br><small><code>{{.ID}}</code></small></td>
 <td>{{if .EventTypes}}{{range $i, $t := .EventTypes}}{{if $i}}, {{end}}{{$t}}{{end}}{{else}}every type{{end}}</td>
-<td data-state="{{if .Enabled}}enabled{{else}}disabled{{end}}">{{if .Enabled}}enabled{{else}}disabled {{.DisabledAt.UTC.Format "2006-01-02 15:04"}}{{if .DisabledReason}} ({{.DisabledReason}}){{end}}{{end}}</td>
+<td data-state="{{if .Enabled}}enabled{{else}}disabled{{end}}">{{if .Enabled}}{{template "status" "enabled"}}{{else}}{{template "status" "disabled"}} {{.DisabledAt.UTC.Format "2006-01-02 15:04"}}{{if .DisabledReason}} ({{.DisabledReason}}){{end}}{{end}}</td>
 <td>{{.CreatedAt.UTC.Format "2006-01-02 15:04"}}</td>
 <td data-pending="{{.Pending}}" data-failed="{{.Failed}}">{{if or .Pending .Failed}}{{.Pending}} pending, {{.Failed}} given up{{else}}nothing pending or given up{{end}}
 {{with .LastPending}}<br><small>last attempt {{.At.UTC.Format "2006-01-02 15:04:05"}}: {{if .StatusCode}}HTTP {{.StatusCode}}{{else}}no answer ({{.Error}}){{end}}</small>{{end}}</td></tr>
@@ -384,7 +382,7 @@ var _ = template.Must(tmpl.Parse(`
 {{if .Problem}}<p class="error" role="alert">{{.Problem}}</p>{{end}}
 {{if .Rows}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Type</th><th>Resource</th><th>Deliveries</th></tr></thead><tbody>
 {{range .Rows}}<tr data-event="{{.ID}}"><td><a href="/cabinet/events/{{.ID}}{{$.KeyParam}}">{{.Created}}</a></td><td>{{.Type}}</td>
-<td>{{if .Payment}}<a href="/cabinet/payments/{{.ResourceID}}"><code>{{.ResourceID}}</code></a>{{else}}<code>{{.ResourceID}}</code>{{end}}</td><td>{{.Deliveries}}</td></tr>
+<td>{{if .Link}}<a href="{{.Link}}"><code>{{.ResourceID}}</code></a>{{else}}<code>{{.ResourceID}}</code>{{end}}</td><td>{{.Deliveries}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p>No event matches.</p>{{end}}
 <p>{{if .First}}<a href="{{.First}}">Newest</a> {{end}}{{if .Next}}<a href="{{.Next}}" rel="next">Older</a>{{end}}</p>
 {{end}}{{template "foot" .}}{{end}}
@@ -395,7 +393,7 @@ var _ = template.Must(tmpl.Parse(`
 <dl>
 <dt>Id</dt><dd><code>{{.Event.ID}}</code></dd>
 <dt>Type</dt><dd>{{.Event.Type}}</dd>
-<dt>Resource</dt><dd>{{.Event.ResourceType}} {{if .Payment}}<a href="/cabinet/payments/{{.Event.ResourceID}}"><code>{{.Event.ResourceID}}</code></a>{{else}}<code>{{.Event.ResourceID}}</code>{{end}}</dd>
+<dt>Resource</dt><dd>{{.Event.ResourceType}} {{with resourcePath .Event.ResourceType .Event.ResourceID}}<a href="{{.}}"><code>{{$.Event.ResourceID}}</code></a>{{else}}<code>{{.Event.ResourceID}}</code>{{end}}</dd>
 <dt>Created</dt><dd>{{.Created}}</dd>
 </dl>
 <h2>Payload</h2>
@@ -403,7 +401,7 @@ var _ = template.Must(tmpl.Parse(`
 <h2>Deliveries</h2>
 {{if .Deliveries}}{{range .Deliveries}}<section data-delivery="{{.ID}}" data-endpoint="{{.EndpointID}}" data-status="{{.Status}}">
 <h3><code>{{.URL}}</code></h3>
-<p>{{.Status}}{{if .Reason}} ({{.Reason}}){{end}}{{with .NextAttemptAt}}; next attempt {{.UTC.Format "2006-01-02 15:04:05"}} UTC{{end}}</p>
+<p>{{template "status" .Status}}{{if .Reason}} ({{.Reason}}){{end}}{{with .NextAttemptAt}}; next attempt {{.UTC.Format "2006-01-02 15:04:05"}} UTC{{end}}</p>
 {{if .Attempts}}<div class="scroll"><table><thead><tr><th>Attempted (UTC)</th><th>Result</th></tr></thead><tbody>
 {{range .Attempts}}<tr data-attempt><td>{{.At.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{if .StatusCode}}HTTP {{.StatusCode}}{{else}}no answer ({{.Error}}){{end}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p><small>No attempt yet.</small></p>{{end}}</section>
