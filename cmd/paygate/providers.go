@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
@@ -30,14 +31,16 @@ func (f *providerFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.callTimeout, "provider-timeout", 10*time.Second, "how long one provider call may take before its outcome counts as unknown")
 }
 
-// start returns the provider registry and the origins of the providers'
+// start returns the built-in providers and the origins of the providers'
 // payer pages (3DS, hosted checkout), which the checkout's forms may lead
 // to. In the sandbox environment the sandbox acquirer runs in-process (its
 // ledger kept in DATA_DIR so that it survives a restart) unless
 // --sandbox-url names a standalone one. The production environment refuses
 // the sandbox acquirer (docs/design/decisions.md section 7).
-func (f *providerFlags) start(env, dataDir string, a *opened) (provider.Registry, []string, func(), error) {
-	client := &http.Client{Timeout: f.callTimeout}
+func (f *providerFlags) start(env, dataDir string, a *opened, breaker *circuit.Breaker) (provider.Registry, []string, func(), error) {
+	// The built-in sandbox's calls go through its circuit, as the stored
+	// accounts' do (docs/design/decisions.md section 17).
+	client := breaker.Client(sandbox.Name, &http.Client{Timeout: f.callTimeout})
 	if env == merchant.Production {
 		if f.sandboxURL != "" {
 			return nil, nil, nil, errors.New("the sandbox acquirer cannot be used in production: remove --sandbox-url")

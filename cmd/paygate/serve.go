@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -93,7 +94,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer a.close()
-	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a)
+	breaker := circuit.New(time.Now)
+	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a, breaker)
 	if err != nil {
 		return err
 	}
@@ -111,6 +113,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg := a.config(registry)
 	cfg.ProviderOrigins = pageOrigins
 	cfg.ProviderClient = &http.Client{Timeout: prov.callTimeout}
+	cfg.Breaker = breaker
 	cfg.PublicURL = strings.TrimRight(*publicURL, "/")
 	cfg.RateLimit, cfg.TrustedProxies, cfg.KeyCache, cfg.OpsOnly = *rateLimit, trusted, keyCacheTTL, *role == "worker"
 	cfg.Work = *role != "api" // an API process only queues jobs: workers run them

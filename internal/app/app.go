@@ -35,6 +35,7 @@ import (
 	"github.com/paygate/paygate/internal/payout"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/account"
+	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/savedcard"
@@ -76,6 +77,10 @@ type Config struct {
 	// timeout the time after which a call's outcome counts as unknown;
 	// nil: one with a 10 s timeout.
 	ProviderClient *http.Client
+	// Breaker holds this process's circuits, one per acquirer account
+	// (docs/design/decisions.md section 17); the built-in providers' clients
+	// should go through it too (Breaker.Client). nil: a new one.
+	Breaker *circuit.Breaker
 	// BINFallback asks about a BIN the BIN base does not cover; nil: the
 	// provider of the key's first channel that answers BIN lookups.
 	BINFallback func(ctx context.Context, keyID, bin string) (provider.BINInfo, error)
@@ -189,7 +194,13 @@ func New(cfg Config) (*App, error) {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
 	a.Accounts = account.NewService(s, kr, cfg.Kinds, cfg.Environment, now, store.ErrNotFound, store.ErrDuplicate)
-	a.Providers = account.NewRegistry(cfg.Providers, s, kr, cfg.Kinds, client, log)
+	if cfg.Breaker == nil {
+		cfg.Breaker = circuit.New(time.Now)
+	}
+	cfg.Breaker.OnChange = func(name string, st circuit.State) {
+		log.Warn("an acquirer's circuit changed", "provider", name, "circuit", string(st))
+	}
+	a.Providers = account.NewRegistry(cfg.Providers, s, kr, cfg.Kinds, client, cfg.Breaker, log)
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := a.Providers.Reload(ctx)

@@ -150,6 +150,10 @@ type DirectTx interface {
 // Providers finds a provider by name.
 type Providers interface {
 	Provider(name string) (provider.Provider, error)
+	// Available reports whether new payments may go to the provider now:
+	// its circuit in this process is not open (docs/design/decisions.md
+	// section 17).
+	Available(name string) bool
 }
 
 // CreateDirect accepts a direct payment: it answers processing, and the

@@ -83,14 +83,15 @@ func (s *Service) channelHas(ch merchant.Channel, need []provider.Capability) er
 
 // route picks a new payment's channel among the key's (docs/design/decisions.md
 // section 17): the first of the candidates, those that serve it, whose
-// route admits it and that have every capability it needs. None: a
+// route admits it, whose acquirer's circuit is not open, and that have
+// every capability it needs. None: a
 // channel that serves it and is admitted but lacks a capability answers
 // that capability's 422; none at all is nil (the caller's
 // channel_not_available).
 func (s *Service) route(channels []merchant.Channel, pay merchant.Payment, serves func(merchant.Channel) bool,
 	need []provider.Capability, seed string) (*merchant.Channel, error) {
 	cands := merchant.Candidates(channels, pay, func(c merchant.Channel) bool {
-		return serves(c) && s.channelHas(c, need) == nil
+		return serves(c) && s.Providers.Available(c.Provider) && s.channelHas(c, need) == nil
 	}, seed)
 	if len(cands) > 0 {
 		return &cands[0], nil

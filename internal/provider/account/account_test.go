@@ -203,7 +203,7 @@ func testRegistry(t *testing.T, r *rig) {
 	ctx := context.Background()
 	builtin := sandbox.NewAdapter("http://127.0.0.1:1", "k", nil)
 	reg := account.NewRegistry(provider.Registry{account.Builtin: builtin}, r.store, r.kr, r.kinds, http.DefaultClient,
-		slog.New(slog.DiscardHandler))
+		nil, slog.New(slog.DiscardHandler))
 	p, err := reg.Provider(account.Builtin)
 	require.NoError(t, err)
 	require.Same(t, builtin, p)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/circuit"
 )
 
 // Refresh is how often a Registry reads the stored accounts again: a change made by `paygate providers`
@@ -26,10 +27,11 @@ type Registry struct {
 	lister  interface {
 		ListProviderAccounts(ctx context.Context) ([]Account, error)
 	}
-	sealer Sealer
-	kinds  Kinds
-	client *http.Client
-	log    *slog.Logger
+	sealer  Sealer
+	kinds   Kinds
+	client  *http.Client
+	breaker *circuit.Breaker
+	log     *slog.Logger
 
 	reloads  sync.Mutex
 	mu       sync.RWMutex
@@ -47,12 +49,20 @@ type entry struct {
 // lister lists. client is the HTTP client of every adapter it builds.
 func NewRegistry(builtin provider.Registry, lister interface {
 	ListProviderAccounts(ctx context.Context) ([]Account, error)
-}, sealer Sealer, kinds Kinds, client *http.Client, log *slog.Logger) *Registry {
+}, sealer Sealer, kinds Kinds, client *http.Client, breaker *circuit.Breaker, log *slog.Logger) *Registry {
 	if builtin == nil {
 		builtin = provider.Registry{}
 	}
-	return &Registry{builtin: builtin, lister: lister, sealer: sealer, kinds: kinds, client: client, log: log,
-		accounts: map[string]entry{}}
+	return &Registry{builtin: builtin, lister: lister, sealer: sealer, kinds: kinds, client: client, breaker: breaker,
+		log: log, accounts: map[string]entry{}}
+}
+
+// Available reports whether new payments may be routed to the provider
+// name: its circuit in this process is not open
+// (docs/design/decisions.md section 17). Follow-ups go to it whatever
+// this says.
+func (r *Registry) Available(name string) bool {
+	return r.breaker == nil || r.breaker.Available(name)
 }
 
 // Provider implements the domain packages' Providers: a disabled
@@ -128,7 +138,11 @@ func (r *Registry) build(a Account) entry {
 		e.err = err
 		return e
 	}
-	if e.p, err = k.New(a.Name, a.BaseURL, c, r.client); err != nil {
+	client := r.client
+	if r.breaker != nil {
+		client = r.breaker.Client(a.Name, client)
+	}
+	if e.p, err = k.New(a.Name, a.BaseURL, c, client); err != nil {
 		e.err = fmt.Errorf("provider account %s: %w", a.Name, err)
 	}
 	return e
