@@ -21,7 +21,7 @@ import (
 	"time"
 )
 
-// The defaults of decisions section 17.
+// The defaults (docs/design/decisions.md section 17).
 const (
 	Threshold = 5
 	Cooldown  = 30 * time.Second
