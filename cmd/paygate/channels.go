@@ -201,7 +201,7 @@ func amountFlag(name, v string) (*int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return nil, usageError{name + " must be a whole amount in minor units"}
+		return nil, errors.New(name + " must be a whole amount in minor units")
 	}
 	return &n, nil
 }

@@ -46,6 +46,7 @@ Usage:
   paygate providers  add --name NAME --kind sandbox --url URL --api-key-file F
   paygate providers  list [--json]           the acquirer accounts; never a secret
   paygate providers  disable NAME            no new payment goes to it; what it holds still does
+  paygate providers  enable NAME             new payments may go to it again
   paygate channels   list [--key ACCESS_KEY] [--json]
   paygate channels   create --alias A --provider NAME --methods card[,apple_pay,...] --currencies USD[,EUR,...]
                      [--checkout-mode platform|provider_redirect] [--auto-assign]

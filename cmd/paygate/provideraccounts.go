@@ -16,11 +16,11 @@ import (
 	"github.com/paygate/paygate/internal/provider/account"
 )
 
-// providers: add, list, disable (docs/design/decisions.md section 16;
+// providers: add, list, disable, enable (docs/design/decisions.md section 16;
 // docs/providers.md). Secrets come from files, never from the command line
 // (where ps and the shell's history would see them), and are never printed.
 func providers(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs, db, asJSON, err := dbCommand("providers", "add, list or disable", args, getenv, stderr)
+	fs, db, asJSON, err := dbCommand("providers", "add, list, disable or enable", args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -40,9 +40,9 @@ func providers(ctx context.Context, args []string, getenv func(string) string, s
 			return usageError{"providers add needs --name and --kind"}
 		}
 	case "list":
-	case "disable":
+	case "disable", "enable":
 		if fs.NArg() != 1 {
-			return usageError{"providers disable needs the account's name: paygate providers disable NAME"}
+			return usageError{"providers " + args[0] + " needs the account's name: paygate providers " + args[0] + " NAME"}
 		}
 	default:
 		return usageError{fmt.Sprintf("unknown providers command %q", args[0])}
@@ -63,7 +63,7 @@ func providers(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		if *sandboxURL != "" {
 			if *kind != "sandbox" {
-				return usageError{"--url is for --kind sandbox; a Stripe account takes --base-url"}
+				return errors.New("--url is for --kind sandbox; a Stripe account takes --base-url")
 			}
 			in.BaseURL = *sandboxURL
 		}
@@ -94,6 +94,12 @@ func providers(ctx context.Context, args []string, getenv func(string) string, s
 			return plain(err)
 		}
 		fmt.Fprintf(stdout, "disabled %s: no new payment goes to it; what it holds still does\n", fs.Arg(0))
+		return nil
+	case "enable":
+		if err := core.Accounts.Enable(ctx, fs.Arg(0)); err != nil {
+			return plain(err)
+		}
+		fmt.Fprintf(stdout, "enabled %s: new payments may go to it again\n", fs.Arg(0))
 		return nil
 	}
 	list, err := core.Accounts.List(ctx)

@@ -88,6 +88,13 @@ func TestProvidersAndChannelsCommands(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, strings.Contains(out, `"status":"disabled"`), out)
 			require.NotContains(t, out, apiKey)
+			_, err = cli(t, env, "providers", "enable", "acq")
+			require.NoError(t, err)
+			out, err = cli(t, env, "channels", "list", "--key", k.AccessKey)
+			require.NoError(t, err)
+			require.Regexp(t, `1\s+acq-card\s+acq/default.*enabled`, out)
+			_, err = cli(t, env, "providers", "enable", "nobody")
+			require.ErrorContains(t, err, "no provider account named nobody")
 		})
 	}
 }

@@ -96,6 +96,11 @@ type Handler[R Reader, T Tx] interface {
 	// AcceptsLate reports whether an outcome may still be applied once op
 	// is done (a payment's 3DS step finishes after its pay operation).
 	AcceptsLate(op *Operation) bool
+	// Reroute, in tx, moves the resource to another acquirer after op's
+	// call surely never reached its own (err is provider.Unsent), when the
+	// resource allows it (docs/design/decisions.md section 17): true when
+	// it queued the next attempt, and the engine then closes op.
+	Reroute(ctx context.Context, tx T, op *Operation, err error) (bool, error)
 }
 
 // Engine runs operations (docs/payments.md, "Never charged twice"): the
@@ -228,6 +233,21 @@ func Queue[S any](ctx context.Context, tx QueueTx, s Sealer, op *Operation, secr
 	}
 	slot.Hand(ctx, &queued{op: *op, sealed: sealed})
 	return nil
+}
+
+// QueueSecret stores a new pending operation with an opened secret
+// (plaintext, as another operation's was: a payment's next attempt) sealed
+// for it, and queues its job with River, in the caller's transaction.
+func QueueSecret(ctx context.Context, tx QueueTx, s Sealer, op *Operation, plaintext []byte) error {
+	op.State = Pending
+	sealed, err := s.Seal(plaintext, AAD(op.ID))
+	if err != nil {
+		return fmt.Errorf("seal operation data: %w", err)
+	}
+	if err := tx.CreateOperation(ctx, op, sealed); err != nil {
+		return err
+	}
+	return tx.Enqueue(ctx, jobArgs(op), nil)
 }
 
 // queued is what Queue hands its run's Prepare (runner.prepare): the
@@ -423,6 +443,12 @@ func (e *Engine[R, T]) failed(ctx context.Context, h Handler[R, T], op *Operatio
 		"error_kind", string(kind), "attempt", attempt)
 	switch kind {
 	case provider.Transient:
+		if provider.IsUnsent(err) {
+			rerouted, rerr := e.reroute(ctx, h, op, err)
+			if rerr != nil || rerouted {
+				return rerr
+			}
+		}
 		if attempt < maxAttempts {
 			return err // River retries with backoff; resending this operation id is safe
 		}
@@ -457,6 +483,32 @@ func (e *Engine[R, T]) failed(ctx context.Context, h Handler[R, T], op *Operatio
 	}
 	// Invalid, Unsupported, NotFound on a send: retrying will not help.
 	return e.Record(ctx, op.ID, h.Failed(op, "processing_error"))
+}
+
+// reroute lets h move op's resource to another acquirer, in one
+// transaction with op closed (Result "rerouted") and its secret deleted.
+func (e *Engine[R, T]) reroute(ctx context.Context, h Handler[R, T], op *Operation, cause error) (bool, error) {
+	rerouted := false
+	err := e.Transact(ctx, func(tx T) error {
+		cur, err := tx.LockOperation(ctx, op.ID)
+		if err != nil || cur.State == Done {
+			return err
+		}
+		if ctx, err = e.withKeyClock(ctx, tx, cur); err != nil {
+			return err
+		}
+		ok, err := h.Reroute(ctx, tx, cur, cause)
+		if err != nil || !ok {
+			return err
+		}
+		cur.State, cur.Result, cur.UpdatedAt = Done, "rerouted", e.Now().UTC().Truncate(time.Microsecond)
+		if err := tx.UpdateOperation(ctx, cur); err != nil {
+			return err
+		}
+		rerouted = true
+		return tx.DeleteOperationSecret(ctx, cur.ID)
+	})
+	return rerouted, err
 }
 
 // Record records an outcome for an operation in one transaction: the

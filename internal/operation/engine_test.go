@@ -86,6 +86,9 @@ func (h *thing) Failed(_ *operation.Operation, code string) operation.Outcome {
 }
 
 func (h *thing) AcceptsLate(*operation.Operation) bool { return h.late }
+func (h *thing) Reroute(context.Context, *store.Tx, *operation.Operation, error) (bool, error) {
+	return false, nil
+}
 
 type thingCall thing
 

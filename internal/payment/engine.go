@@ -46,6 +46,7 @@ type EngineTx interface {
 	CompleteRefund(ctx context.Context, r *Refund) error
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 	clock.Reader
+	RerouteTx
 }
 
 // Resource names payments among the resources whose operations the
@@ -77,6 +78,9 @@ type Engine struct {
 	// PollEvery is how often a payment waiting for a 3DS or redirect step
 	// asks the provider for the outcome.
 	PollEvery time.Duration
+	// MaxAttempts bounds a payment's attempts, one channel each
+	// (docs/design/decisions.md section 17); 0: DefaultMaxAttempts.
+	MaxAttempts int
 	// PublicURL is the base of Paygate's own pages: a hosted payment's 3DS
 	// step returns the payer to PUBLIC_URL/checkout/{session}/return.
 	PublicURL string
@@ -146,7 +150,7 @@ func (c *call) ResourceKind() string { return string(c.p.Kind) }
 
 // Inquire implements operation.Call.
 func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
-	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, ProviderID: c.p.ProviderPaymentID, Profile: c.ch.Profile})
+	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, ProviderID: statusProviderID(c.op, c.p), Profile: c.ch.Profile})
 	return Outcome{res, c.ch.Provider}, err
 }
 
@@ -198,6 +202,18 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 	return provider.PayResult{}, provider.Errorf(provider.Invalid, "unknown operation kind %q", op.Kind)
 }
 
+// statusProviderID is the provider's id an operation's Status may use: the
+// payment's for a follow-up (capture, cancel, refund, confirm), and the
+// provider's page for a payment the payer is paying there; none for a pay
+// operation otherwise, which the provider finds by its own id (the
+// payment's provider id may be an earlier attempt's).
+func statusProviderID(op *Operation, p *Payment) string {
+	if op.Kind != OpPay || p.NextActionType == RedirectResult {
+		return p.ProviderPaymentID
+	}
+	return ""
+}
+
 // payer is the opaque id of a payment's payer at its merchant key
 // (provider.PayRequest.Payer): a hash, so that no acquirer learns the
 // merchant's own customer reference or Paygate's key id.
@@ -212,6 +228,17 @@ func payer(p *Payment) string {
 // Failed implements operation.Handler.
 func (handler[R, T]) Failed(_ *Operation, code string) operation.Outcome {
 	return Outcome{PayResult: provider.PayResult{Status: provider.StatusFailed, DeclineCode: code}}
+}
+
+// Reroute implements operation.Handler: a pay call that never reached its
+// acquirer moves the payment to its next channel, when that is safe
+// (Engine.reroute).
+func (h handler[R, T]) Reroute(ctx context.Context, tx T, op *Operation, cause error) (bool, error) {
+	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
+	if err != nil {
+		return false, err
+	}
+	return h.e.reroute(ctx, tx, op, p, Failed, "provider_unavailable", reasonOf(cause))
 }
 
 // AcceptsLate implements operation.Handler: a 3DS or redirect step ends

@@ -86,8 +86,9 @@ func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done bo
 // (docs/design/decisions.md section 16): the payment it names is read
 // back from the acquirer, as a poll would, so the notification itself
 // moves nothing. A payer's step (3DS, a hosted page) is asked about; each
-// of the payment's operations waiting for an outcome runs once now
-// instead of at its next poll. A payment Paygate does not know is not an
+// of the payment's operations waiting for an outcome is asked about now
+// instead of at its next poll, and a final outcome recorded; nothing is
+// ever sent from here, and an error leaves the operation to its own job. A payment Paygate does not know is not an
 // error (the acquirer's account may serve others).
 func (e *Engine) Notified(ctx context.Context, providerName string, n provider.Notice) error {
 	var (
@@ -124,12 +125,24 @@ func (e *Engine) Notified(ctx context.Context, providerName string, n provider.N
 	if err != nil {
 		return err
 	}
+	prov, err := e.Service.Providers.Provider(ch.Provider)
+	if err != nil {
+		return err
+	}
 	for _, op := range ops {
 		if op.State != OpInquiring {
 			continue // not sent yet: its own job sends it
 		}
+		// Only ask, and record only an outcome that is final: never send,
+		// never give up here. The operation's own job stays in charge of
+		// anything else.
+		res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: op.ID,
+			ProviderID: statusProviderID(&op, p), Profile: ch.Profile})
+		if err != nil || res.Status == provider.StatusPending || res.Status == provider.StatusRequiresAction {
+			continue
+		}
 		var snooze *river.JobSnoozeError
-		if err := e.Ops.Run(ctx, op.ID, 1, 1); err != nil && !errors.As(err, &snooze) {
+		if err := e.Ops.Record(ctx, op.ID, Outcome{res, ch.Provider}); err != nil && !errors.As(err, &snooze) {
 			return err
 		}
 	}

@@ -61,6 +61,14 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		at := t.Add(clock.Offset(ctx)).UTC().Truncate(time.Microsecond)
 		res.AuthorizationExpiresAt = &at
 	}
+	if op.Kind == OpPay && res.Status == provider.StatusDeclined && res.Reroutable {
+		// A decline another acquirer may not share: the next channel, if
+		// the payment has one (docs/design/decisions.md section 17).
+		ok, err := e.reroute(ctx, tx, op, p, Declined, res.DeclineCode, ReasonSoftDecline)
+		if err != nil || ok {
+			return err
+		}
+	}
 	next, follow := e.outcome(ctx, op, p, res, now)
 	if next != "" && CanMove(p.Status, next) {
 		if next != RequiresAction {

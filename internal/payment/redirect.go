@@ -112,6 +112,10 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 		OperationID: op.ID, AmountMinor: p.AmountMinor, Currency: p.Currency, OrderID: p.OrderID,
 		Description: p.Description, Locale: p.Locale, ReturnURL: e.returnURL(p),
 		Authorize: p.OperationMode == ModeAuthorize, Profile: ch.Profile,
+		// The page closes before the payment expires here (ActionLifetime
+		// after the payer is sent there), so that nothing is paid on a
+		// payment Paygate has given up.
+		ExpiresAt: e.Service.Now().Add(ActionLifetime - pageMargin),
 	})
 	if err != nil {
 		return "", err
@@ -160,6 +164,10 @@ func (e *Engine) StartRedirect(ctx context.Context, transact func(context.Contex
 	})
 	return url, err
 }
+
+// pageMargin is how much sooner a provider's page closes than the payment
+// waiting for it expires.
+const pageMargin = 5 * time.Minute
 
 // atProvider reports the provider page a payer was already sent to.
 func atProvider(p *Payment, now time.Time) (string, bool) {

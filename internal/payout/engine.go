@@ -164,6 +164,11 @@ func (handler[R, T]) Failed(_ *operation.Operation, code string) operation.Outco
 	return Outcome{provider.PayoutResult{Status: provider.StatusFailed, DeclineCode: code}}
 }
 
+// Reroute implements operation.Handler: a payout stays with its acquirer.
+func (handler[R, T]) Reroute(context.Context, T, *operation.Operation, error) (bool, error) {
+	return false, nil
+}
+
 // AcceptsLate implements operation.Handler: the end of a 3DS step, asked
 // for by the expiry job, is recorded on the operation that started it.
 func (handler[R, T]) AcceptsLate(*operation.Operation) bool { return true }

@@ -147,6 +147,10 @@ type PayResult struct {
 	CapturedAmountMinor    int64
 	RefundedAmountMinor    int64
 	BankReference          *BankReference
+	// Reroutable marks a decline the acquirer gave before anything moved,
+	// for a reason another acquirer may not share (its table's "reroute"
+	// declines: docs/design/decisions.md section 17).
+	Reroutable bool
 }
 
 // BankReference is the issuing bank's own reference for an operation.
@@ -266,6 +270,9 @@ type HostedSessionRequest struct {
 	ReturnURL   string // where the provider sends the payer back
 	Authorize   bool
 	Profile     string
+	// ExpiresAt is when the page must stop taking a payment: before
+	// Paygate gives the payment up (zero: the provider's default).
+	ExpiresAt time.Time
 }
 
 // HostedSessionResult is where to send the payer.
@@ -428,6 +435,17 @@ type Error struct {
 	Message    string
 	RetryAfter time.Duration
 	Err        error
+	// Unsent: the acquirer surely did nothing with the request: it never
+	// reached it (a refused connection, an unknown name, a TLS handshake,
+	// an open circuit) or it answered that nothing happened. Another
+	// acquirer may be tried (docs/design/decisions.md section 17).
+	Unsent bool
+}
+
+// IsUnsent reports whether err is an *Error marked Unsent.
+func IsUnsent(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unsent
 }
 
 func (e *Error) Error() string {

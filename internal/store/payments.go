@@ -209,12 +209,12 @@ func (q *Tx) UpdatePayment(ctx context.Context, p *payment.Payment) error {
 		decline_code = $6, decline_message = $7, next_action_type = $8, next_action_url = $9, bank_reference = $10,
 		captured_amount_minor = $11, refunded_amount_minor = $12, saved_card_id = $13, provider_payment_id = $14,
 		authorization_expires_at = $15, device = $16, payer_ip = $17, method = $18, updated_at = $19,
-		consent_at = $20, version = version + 1
+		consent_at = $20, channel_id = $21, version = version + 1
 		WHERE id = $1 AND version = $2`,
 		p.ID, p.Version, string(p.Status), p.MaskedCard, p.CardScheme, p.DeclineCode, p.DeclineMessage,
 		p.NextActionType, p.NextActionURL, bank, p.CapturedAmountMinor, p.RefundedAmountMinor, p.SavedCardID,
 		p.ProviderPaymentID, nullMicros(p.AuthorizationExpiresAt), rawOrNull(p.Device), p.PayerIP, p.Method,
-		micros(p.UpdatedAt), nullMicros(p.ConsentAt))
+		micros(p.UpdatedAt), nullMicros(p.ConsentAt), p.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -268,5 +268,42 @@ func (q Queries) FindPaymentByProviderID(ctx context.Context, providerName, prov
 	}
 	return scanPayment(q.q.QueryRowContext(ctx, `SELECT `+qualified("p", paymentColumns)+`
 		FROM payments p JOIN channels c ON c.id = p.channel_id
-		WHERE p.provider_payment_id = $1 AND c.provider = $2 ORDER BY p.created_at LIMIT 1`, providerPaymentID, providerName))
+		WHERE p.provider_payment_id = $1 AND p.provider_payment_id <> '' AND c.provider = $2 ORDER BY p.created_at LIMIT 1`, providerPaymentID, providerName))
+}
+
+// CreatePaymentAttempt records an attempt of a payment that ended on its
+// channel (docs/design/decisions.md section 17).
+func (q Queries) CreatePaymentAttempt(ctx context.Context, a payment.Attempt) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO payment_attempts
+		(operation_id, payment_id, channel_id, status, decline_code, reason, created_at, ended_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.OperationID, a.PaymentID, a.ChannelID, a.Status, a.DeclineCode, a.Reason, micros(a.CreatedAt), micros(a.EndedAt))
+	return err
+}
+
+// PaymentAttempts lists a payment's earlier attempts, oldest first, with
+// their channels' aliases.
+func (q Queries) PaymentAttempts(ctx context.Context, paymentID string) ([]payment.Attempt, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT a.operation_id, a.payment_id, a.channel_id, c.alias, a.status,
+		a.decline_code, a.reason, a.created_at, a.ended_at
+		FROM payment_attempts a JOIN channels c ON c.id = a.channel_id
+		WHERE a.payment_id = $1 ORDER BY a.created_at, a.operation_id`, paymentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []payment.Attempt
+	for rows.Next() {
+		var (
+			a              payment.Attempt
+			created, ended int64
+		)
+		if err := rows.Scan(&a.OperationID, &a.PaymentID, &a.ChannelID, &a.Channel, &a.Status, &a.DeclineCode,
+			&a.Reason, &created, &ended); err != nil {
+			return nil, err
+		}
+		a.CreatedAt, a.EndedAt = fromMicros(created), fromMicros(ended)
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }

@@ -169,6 +169,11 @@ func (handler[R, T]) Failed(_ *operation.Operation, code string) operation.Outco
 	return Outcome{VerificationResult: provider.VerificationResult{Status: provider.StatusFailed, DeclineCode: code}, Decided: true}
 }
 
+// Reroute implements operation.Handler: a verification stays with its acquirer.
+func (handler[R, T]) Reroute(context.Context, T, *operation.Operation, error) (bool, error) {
+	return false, nil
+}
+
 // AcceptsLate implements operation.Handler: a verification's outcome is
 // recorded once.
 func (handler[R, T]) AcceptsLate(*operation.Operation) bool { return false }

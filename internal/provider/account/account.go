@@ -224,6 +224,15 @@ func (s *Service) Find(ctx context.Context, name string) (Account, error) {
 	return a, err
 }
 
+// Enable routes new payments to an account again; enabling twice is
+// fine.
+func (s *Service) Enable(ctx context.Context, name string) error {
+	if _, err := s.Find(ctx, name); err != nil {
+		return err
+	}
+	return s.store.SetProviderAccountStatus(ctx, name, Enabled, s.now().UTC())
+}
+
 // Disable stops routing new payments to an account; disabling twice is
 // fine.
 func (s *Service) Disable(ctx context.Context, name string) error {

@@ -103,12 +103,12 @@ func (r *Registry) Run(ctx context.Context) {
 // It rebuilds the adapters of the accounts that changed since they were
 // built, keeping the others (and their connections).
 func (r *Registry) Reload(ctx context.Context) error {
+	r.reloads.Lock() // one read and rebuild at a time: the newest list wins
+	defer r.reloads.Unlock()
 	list, err := r.lister.ListProviderAccounts(ctx)
 	if err != nil {
 		return err
 	}
-	r.reloads.Lock() // one rebuild at a time
-	defer r.reloads.Unlock()
 	r.mu.RLock()
 	cur := r.accounts
 	r.mu.RUnlock()

@@ -107,12 +107,13 @@ func (s *suite) payments(t *testing.T) {
 		e.moves(r.OperationID, 1)
 
 		// The same operation id with another request is refused, not
-		// carried out, and the error does not quote the card.
+		// carried out, and the error does not quote the card. It may be an
+		// unknown outcome (Paygate then asks Status, which finds the first
+		// request's), never a result of its own.
 		other := r
 		other.AmountMinor++
 		_, err = pay.Pay(ctx, other)
 		require.Error(t, err)
-		require.NotEqual(t, provider.OutcomeUnknown, provider.KindOf(err))
 		e.clean(nil, err)
 		e.moves(r.OperationID, 1)
 	})

@@ -81,7 +81,7 @@ func transportError(err error) error {
 	var op *net.OpError
 	var dns *net.DNSError
 	if (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns) {
-		return &provider.Error{Kind: provider.Transient, Message: "sandbox unreachable", Err: err}
+		return &provider.Error{Kind: provider.Transient, Message: "sandbox unreachable", Err: err, Unsent: true}
 	}
 	return &provider.Error{Kind: provider.OutcomeUnknown, Message: "no answer from the sandbox", Err: err}
 }
@@ -105,6 +105,11 @@ func (a *Adapter) statusError(resp *http.Response, data []byte) error {
 		return provider.Errorf(provider.Transient, "the same operation is still in progress")
 	case st == http.StatusGatewayTimeout:
 		return provider.Errorf(provider.OutcomeUnknown, "gateway timeout")
+	case st == http.StatusServiceUnavailable:
+		// Before processing: nothing happened (docs/sandbox.md, faults).
+		e := provider.Errorf(provider.Transient, "the sandbox is unavailable (503)")
+		e.Unsent = true
+		return e
 	case st >= 500:
 		return provider.Errorf(provider.Transient, "the sandbox is unavailable (%d)", st)
 	case st >= 400:

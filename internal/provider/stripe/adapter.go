@@ -156,8 +156,11 @@ func check(environment, baseURL string, c account.Credentials) error {
 	if environment == merchant.Production && !live {
 		return errors.New("the production environment refuses Stripe test keys: use a live key (sk_live_… or rk_live_…)")
 	}
-	if environment != merchant.Production && !test {
+	if environment != merchant.Production && live {
 		return errors.New("the sandbox environment refuses Stripe live keys: use a test key (sk_test_… or rk_test_…)")
+	}
+	if environment != merchant.Production && !test {
+		return errors.New("--secret-key-file does not hold a Stripe test key (sk_test_… or rk_test_…)")
 	}
 	if c.WebhookSecret != "" && !strings.HasPrefix(c.WebhookSecret, "whsec_") {
 		return errors.New("--webhook-secret-file must hold the webhook endpoint's signing secret (whsec_…)")

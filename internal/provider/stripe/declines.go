@@ -8,14 +8,17 @@ type decline struct {
 	Code    string
 	Hard    bool
 	Message string // payer-safe, written by Paygate
+	// Reroute: another acquirer may take the payment (docs/design/decisions.md
+	// section 17): Stripe could not process it, the card was not refused.
+	Reroute bool
 }
 
 var (
-	declined     = decline{"card_declined", false, "The card was declined."}
-	insufficient = decline{"insufficient_funds", false, "The card has insufficient funds."}
-	doNotRetry   = decline{"do_not_retry", true, "The card was declined."}
-	authFailed   = decline{"authentication_failed", false, "The payer did not pass authentication."}
-	processing   = decline{"processing_error", false, "The payment could not be processed."}
+	declined     = decline{"card_declined", false, "The card was declined.", false}
+	insufficient = decline{"insufficient_funds", false, "The card has insufficient funds.", false}
+	doNotRetry   = decline{"do_not_retry", true, "The card was declined.", false}
+	authFailed   = decline{"authentication_failed", false, "The payer did not pass authentication.", false}
+	processing   = decline{"processing_error", false, "The payment could not be processed.", true}
 )
 
 // declines maps Stripe's decline_code (and, where it has none, its error
@@ -47,16 +50,16 @@ var declines = map[string]decline{
 	"payment_intent_authentication_failure": authFailed,
 	"processing_error":                      processing,
 	// hard: retrying cannot help
-	"expired_card":                      {"expired_card", true, "The card has expired."},
-	"invalid_expiry_month":              {"expired_card", true, "The card has expired."},
-	"invalid_expiry_year":               {"expired_card", true, "The card has expired."},
-	"incorrect_number":                  {"incorrect_number", true, "The card number is not valid."},
-	"invalid_number":                    {"incorrect_number", true, "The card number is not valid."},
-	"invalid_account":                   {"account_closed", true, "The card's account is closed."},
-	"new_account_information_available": {"account_closed", true, "The card's account is closed."},
-	"lost_card":                         {"lost_card", true, "The card was declined."},
-	"stolen_card":                       {"stolen_card", true, "The card was declined."},
-	"pickup_card":                       {"stolen_card", true, "The card was declined."},
+	"expired_card":                      {"expired_card", true, "The card has expired.", false},
+	"invalid_expiry_month":              {"expired_card", true, "The card has expired.", false},
+	"invalid_expiry_year":               {"expired_card", true, "The card has expired.", false},
+	"incorrect_number":                  {"incorrect_number", true, "The card number is not valid.", false},
+	"invalid_number":                    {"incorrect_number", true, "The card number is not valid.", false},
+	"invalid_account":                   {"account_closed", true, "The card's account is closed.", false},
+	"new_account_information_available": {"account_closed", true, "The card's account is closed.", false},
+	"lost_card":                         {"lost_card", true, "The card was declined.", false},
+	"stolen_card":                       {"stolen_card", true, "The card was declined.", false},
+	"pickup_card":                       {"stolen_card", true, "The card was declined.", false},
 	"fraudulent":                        doNotRetry,
 	"merchant_blacklist":                doNotRetry,
 	"restricted_card":                   doNotRetry,

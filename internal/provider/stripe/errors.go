@@ -51,8 +51,10 @@ func classify(err error, o *observed) *provider.Error {
 			kind = provider.RateLimited
 		case code == http.StatusNotFound && se.Code == sdk.ErrorCodeResourceMissing:
 			kind = provider.NotFound
-		case code == http.StatusConflict: // the same key is being carried out right now
-			kind = provider.Transient
+		case code == http.StatusConflict, se.Type == sdk.ErrorTypeIdempotency:
+			// The same key is being carried out right now, or was used
+			// already: the first request may have done something. Ask.
+			kind = provider.OutcomeUnknown
 		case code == http.StatusServiceUnavailable:
 			kind = provider.Transient
 		case code >= 500: // carried out or not: ask
@@ -65,7 +67,7 @@ func classify(err error, o *observed) *provider.Error {
 		return &provider.Error{Kind: provider.OutcomeUnknown, Message: "no answer from Stripe in time"}
 	}
 	if unreached(err) {
-		return &provider.Error{Kind: provider.Transient, Message: "Stripe could not be reached", Err: safeNetErr(err)}
+		return &provider.Error{Kind: provider.Transient, Message: "Stripe could not be reached", Err: safeNetErr(err), Unsent: true}
 	}
 	if strings.HasPrefix(err.Error(), "Couldn't deserialize JSON") || o.status != 0 {
 		switch {

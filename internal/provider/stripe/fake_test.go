@@ -341,3 +341,45 @@ func TestValidatorRefuses(t *testing.T) {
 	require.Error(t, v.Check("POST", "/v1/refunds", 200, []byte(`{"id":"re_1","object":"refund"}`)), "required fields")
 	require.Error(t, v.Check("GET", "/v1/no_such_thing", 200, []byte(`{}`)))
 }
+
+// TestLostAnswerWhileSearchLags: Stripe's search lags its writes, so a lost
+// answer may not be found at once; sending the operation again reuses its
+// Idempotency-Key and Stripe replays what it did: one charge, and, for a
+// card saved for a payer, the same Customer (docs/design/decisions.md
+// section 16).
+func TestLostAnswerWhileSearchLags(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	a := stripe.New("s", f.URL, "sk_test_x", nil)
+	ctx := context.Background()
+	f.SearchLag = true
+	r := pay("op_lag", card("4242424242424242"))
+	r.SaveCard, r.Payer = true, "payer-lag"
+	f.Inject(stripetest.Fault{Path: "/v1/payment_intents", Times: 1, Mode: stripetest.LoseAnswer})
+	_, err := a.Pay(ctx, r)
+	require.Equal(t, provider.OutcomeUnknown, provider.KindOf(err))
+	_, err = a.Status(ctx, provider.StatusRequest{OperationID: r.OperationID})
+	require.Equal(t, provider.NotFound, provider.KindOf(err), "the search does not see it yet")
+	res, err := a.Pay(ctx, r)
+	require.NoError(t, err, "sent again: replayed, not refused")
+	require.Equal(t, provider.StatusSucceeded, res.Status)
+	require.Equal(t, 1, f.Moves(r.OperationID), "one charge")
+
+	// The payer's next card, while the search still lags: the same
+	// Customer, made under the payer's own Idempotency-Key.
+	second := pay("op_lag_2", card("5555555555554444"))
+	second.SaveCard, second.Payer = true, "payer-lag"
+	res2, err := a.Pay(ctx, second)
+	require.NoError(t, err)
+	c1, _, _ := strings.Cut(res.CardToken, "/")
+	c2, _, _ := strings.Cut(res2.CardToken, "/")
+	require.Equal(t, c1, c2)
+
+	// The same key with other parameters: an unknown outcome, to be asked
+	// about, never a failure of its own.
+	other := r
+	other.AmountMinor++
+	_, err = a.Pay(ctx, other)
+	require.Equal(t, provider.OutcomeUnknown, provider.KindOf(err), "%v", err)
+	require.Equal(t, 1, f.Moves(r.OperationID))
+}

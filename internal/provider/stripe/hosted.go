@@ -3,6 +3,7 @@ package stripe
 import (
 	"context"
 	"strings"
+	"time"
 
 	sdk "github.com/stripe/stripe-go/v85"
 
@@ -59,6 +60,18 @@ func (a *Adapter) HostedSession(ctx context.Context, r provider.HostedSessionReq
 	}
 	if r.OrderID != "" {
 		p.ClientReferenceID = sdk.String(r.OrderID)
+	}
+	if !r.ExpiresAt.IsZero() {
+		// Stripe takes 30 minutes to 24 hours from now.
+		now := time.Now()
+		at := r.ExpiresAt
+		if lo := now.Add(31 * time.Minute); at.Before(lo) {
+			at = lo
+		}
+		if hi := now.Add(24 * time.Hour); at.After(hi) {
+			at = hi
+		}
+		p.ExpiresAt = sdk.Int64(at.Unix())
 	}
 	s, err := a.api.V1CheckoutSessions.Create(ctx, p)
 	if err != nil {

@@ -176,28 +176,37 @@ func walletToken(payload json.RawMessage) string {
 
 // customer finds the payer's Customer by the opaque payer id, or makes
 // one: one Customer per merchant key and customer reference
-// (docs/design/decisions.md section 16). Stripe's search lags its writes
-// by up to a minute, so two cards saved within it may make two Customers
-// of one payer: harmless, as each saved card carries its own.
+// (docs/design/decisions.md section 16). The choice is the same however
+// often the operation is sent: the oldest Customer the search finds, else
+// one made under an Idempotency-Key of the payer (Stripe replays it for 24
+// hours, by when its search, which lags by up to a minute, finds it).
 func (a *Adapter) customer(ctx context.Context, o *observed, r provider.PayRequest) (string, error) {
-	if r.Payer != "" {
-		it := a.api.V1Customers.Search(ctx, &sdk.CustomerSearchParams{SearchParams: sdk.SearchParams{
-			Context: ctx, Query: "metadata['" + payerKey + "']:'" + r.Payer + "'", Limit: sdk.Int64(1)}})
-		for c, err := range it.All(ctx) {
-			if err != nil {
-				_, err := a.failed(err, o)
-				return "", err
-			}
-			if c.Metadata[payerKey] == r.Payer {
-				return c.ID, nil
-			}
-			break
+	if r.Payer == "" {
+		c, err := a.api.V1Customers.Create(ctx, &sdk.CustomerCreateParams{Params: params(ctx, r.OperationID, "customer")})
+		if err != nil {
+			_, err := a.failed(err, o)
+			return "", err
+		}
+		return c.ID, nil
+	}
+	it := a.api.V1Customers.Search(ctx, &sdk.CustomerSearchParams{SearchParams: sdk.SearchParams{
+		Context: ctx, Query: "metadata['" + payerKey + "']:'" + r.Payer + "'", Limit: sdk.Int64(100)}})
+	var oldest *sdk.Customer
+	for c, err := range it.All(ctx) {
+		if err != nil {
+			_, err := a.failed(err, o)
+			return "", err
+		}
+		if c.Metadata[payerKey] == r.Payer && (oldest == nil || c.Created < oldest.Created ||
+			c.Created == oldest.Created && c.ID < oldest.ID) {
+			oldest = c
 		}
 	}
-	p := &sdk.CustomerCreateParams{Params: params(ctx, r.OperationID, "customer")}
-	if r.Payer != "" {
-		p.Metadata = map[string]string{payerKey: r.Payer}
+	if oldest != nil {
+		return oldest.ID, nil
 	}
+	p := &sdk.CustomerCreateParams{Params: sdk.Params{Context: ctx, IdempotencyKey: sdk.String("paygate-payer-" + r.Payer)},
+		Metadata: map[string]string{payerKey: r.Payer}}
 	c, err := a.api.V1Customers.Create(ctx, p)
 	if err != nil {
 		_, err := a.failed(err, o)
@@ -213,7 +222,8 @@ func (a *Adapter) failed(err error, o *observed) (provider.PayResult, error) {
 	var se *sdk.Error
 	if errors.As(err, &se) && se.Type == sdk.ErrorTypeCard {
 		d := declineOf(string(se.DeclineCode), string(se.Code))
-		res := provider.PayResult{Status: provider.StatusDeclined, DeclineCode: d.Code, DeclineMessage: d.Message}
+		res := provider.PayResult{Status: provider.StatusDeclined, DeclineCode: d.Code, DeclineMessage: d.Message,
+			Reroutable: d.Reroute}
 		if se.PaymentIntent != nil {
 			res.ProviderID = se.PaymentIntent.ID
 		}
@@ -241,6 +251,7 @@ func (a *Adapter) result(pi *sdk.PaymentIntent) provider.PayResult {
 		if e := pi.LastPaymentError; e != nil {
 			d := declineOf(string(e.DeclineCode), string(e.Code))
 			res.Status, res.DeclineCode, res.DeclineMessage = provider.StatusDeclined, d.Code, d.Message
+			res.Reroutable = d.Reroute
 		} else {
 			res.Status = provider.StatusPending
 		}
@@ -374,13 +385,13 @@ func (a *Adapter) retrieve(ctx context.Context, id string) (provider.PayResult, 
 }
 
 // Status implements provider.Payments: the outcome of an operation whose
-// answer was lost, found and never sent again
-// (docs/design/decisions.md section 16). A hosted page is read by its
-// Checkout Session; an operation on a known PaymentIntent by that
-// PaymentIntent (and its Refunds); a payment without one by a search on
-// the operation id in its metadata. NotFound means Stripe never carried
-// the operation out; sending it again reuses its Idempotency-Key, so
-// Stripe replays what it did if it did it after all.
+// answer was lost (docs/design/decisions.md section 16). A hosted page is
+// read by its Checkout Session; an operation on a known PaymentIntent by
+// that PaymentIntent (and its Refunds); a payment without one by a search
+// on the operation id in its metadata. NotFound means Stripe shows no
+// trace of the operation; its search lags by up to a minute, so that may
+// be an operation carried out a moment ago: sending it again reuses its
+// Idempotency-Key, and Stripe replays what it did.
 func (a *Adapter) Status(ctx context.Context, r provider.StatusRequest) (provider.PayResult, error) {
 	if r.OperationID == "" {
 		return provider.PayResult{}, provider.Errorf(provider.Invalid, "an operation id is required")

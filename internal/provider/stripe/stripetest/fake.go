@@ -47,6 +47,9 @@ type Fake struct {
 	// Answered sees every answer (method, the request's path, status,
 	// body); nil: none is checked.
 	Answered func(method, path string, status int, body []byte)
+	// SearchLag makes every search find nothing, as Stripe's search does
+	// for up to a minute after a write.
+	SearchLag bool
 
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -381,6 +384,9 @@ func (f *Fake) route(r *http.Request) (int, []byte) {
 	case m == http.MethodGet && p == "/v1/customers/search":
 		var out []any
 		for _, c := range sorted(f.customers) {
+			if f.SearchLag {
+				break
+			}
 			if matches(r.Form.Get("query"), (*c)["metadata"].(map[string]string)) {
 				out = append(out, *c)
 			}
@@ -391,6 +397,9 @@ func (f *Fake) route(r *http.Request) (int, []byte) {
 	case m == http.MethodGet && p == "/v1/payment_intents/search":
 		var out []any
 		for _, in := range sortedIntents(f.intents) {
+			if f.SearchLag {
+				break
+			}
 			if matches(r.Form.Get("query"), in.object["metadata"].(map[string]string)) {
 				out = append(out, f.render(in, nil))
 			}
