@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/store"
 )
@@ -35,6 +36,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	proxies := fs.String("trusted-proxies", getenv("PAYGATE_TRUSTED_PROXIES"), "comma-separated CIDRs whose X-Forwarded-For is believed (PAYGATE_TRUSTED_PROXIES)")
 	rateLimit := fs.Int("rate-limit", envInt(getenv, "PAYGATE_RATE_LIMIT", 100), "requests per second per access key, 0 for none (PAYGATE_RATE_LIMIT)")
 	workers := fs.Int("workers", envInt(getenv, "PAYGATE_WORKERS", 20), "background jobs run at once (PAYGATE_WORKERS)")
+	maxAttempts := fs.Int("max-attempts", envInt(getenv, "PAYGATE_MAX_ATTEMPTS", payment.DefaultMaxAttempts),
+		"channels a payment may be tried on when one surely did nothing (1: no failover) (PAYGATE_MAX_ATTEMPTS)")
 	jobSteps := fs.Int("job-steps", envInt(getenv, "PAYGATE_JOB_STEPS", runtime.GOMAXPROCS(0)),
 		"payment jobs doing their own work (not waiting for a provider) at once; more: more payments completed per second, fewer: lower request latency (PAYGATE_JOB_STEPS; default: the cores)")
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
@@ -72,6 +75,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if *jobSteps < 1 {
 		return usageError{"--job-steps must be at least 1"}
+	}
+	if *maxAttempts < 1 || *maxAttempts > 2 {
+		return usageError{"--max-attempts must be 1 (no failover) or 2 (docs/providers.md, Routing)"}
 	}
 	if *webhookTimeout <= 0 {
 		return usageError{"--webhook-timeout must be positive"}
@@ -114,6 +120,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg.ProviderOrigins = pageOrigins
 	cfg.ProviderClient = &http.Client{Timeout: prov.callTimeout}
 	cfg.Breaker = breaker
+	cfg.MaxAttempts = *maxAttempts
 	cfg.PublicURL = strings.TrimRight(*publicURL, "/")
 	cfg.RateLimit, cfg.TrustedProxies, cfg.KeyCache, cfg.OpsOnly = *rateLimit, trusted, keyCacheTTL, *role == "worker"
 	cfg.Work = *role != "api" // an API process only queues jobs: workers run them

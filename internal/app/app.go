@@ -77,6 +77,9 @@ type Config struct {
 	// timeout the time after which a call's outcome counts as unknown;
 	// nil: one with a 10 s timeout.
 	ProviderClient *http.Client
+	// MaxAttempts bounds a payment's attempts, one channel each
+	// (docs/design/decisions.md section 17); 0: payment.DefaultMaxAttempts.
+	MaxAttempts int
 	// Breaker holds this process's circuits, one per acquirer account
 	// (docs/design/decisions.md section 17); the built-in providers' clients
 	// should go through it too (Breaker.Client). nil: a new one.
@@ -250,7 +253,7 @@ func New(cfg Config) (*App, error) {
 		func(ctx context.Context, fn func(payment.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
-		a.Operations, log, pollEvery, cfg.ReturnURL)
+		a.Operations, log, pollEvery, cfg.ReturnURL, cfg.MaxAttempts)
 	a.Verifications = verification.NewEngine(
 		verification.NewService(kr, now, newID, a.Providers, kr, s, store.ErrNotFound, views.Verification), s,
 		func(ctx context.Context, fn func(verification.EngineTx) error) error {

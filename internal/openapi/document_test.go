@@ -126,6 +126,7 @@ var extensions = []string{
 	"POST /api/v1/webhook-endpoints", "GET /api/v1/webhook-endpoints", "DELETE /api/v1/webhook-endpoints/{id}",
 	"GET /api/v1/events", "GET /api/v1/events/{id}", "POST /api/v1/events/{id}/resend",
 	"GET /api/v1/mandates/{id}", "GET /api/v1/sandbox/clock", "POST /api/v1/sandbox/clock/advance",
+	"GET /api/v1/payments/{id}/attempts",
 }
 
 // cabinet are the merchant cabinet's JSON endpoints (docs/design/decisions.md

@@ -145,6 +145,22 @@ type RefundList struct {
 	Items []Refund `json:"items"`
 }
 
+// PaymentAttempt is one try of a payment on one channel (schema
+// PaymentAttempt; docs/design/decisions.md section 17).
+type PaymentAttempt struct {
+	Channel     string `json:"channel"`
+	Status      string `json:"status"`
+	DeclineCode string `json:"decline_code,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	CreatedAt   Time   `json:"created_at"`
+}
+
+// PaymentAttemptList is the answer of GET /api/v1/payments/{id}/attempts
+// (schema PaymentAttemptList). Items is never null.
+type PaymentAttemptList struct {
+	Items []PaymentAttempt `json:"items"`
+}
+
 // PaymentList is a page of payments (extension: GET /api/v1/payments).
 type PaymentList struct {
 	Items      []Payment `json:"items"`

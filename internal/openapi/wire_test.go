@@ -50,6 +50,8 @@ var wirePairs = []wirePair{
 	{BankReference{}, "BankReference", false},
 	{Refund{}, "Refund", false},
 	{RefundList{}, "RefundList", false},
+	{PaymentAttempt{}, "PaymentAttempt", false},
+	{PaymentAttemptList{}, "PaymentAttemptList", false},
 	{Subscription{}, "Subscription", false},
 	{PaymentChannel{}, "PaymentChannel", false},
 	{PaymentChannelList{}, "PaymentChannelList", false},
@@ -78,7 +80,7 @@ var wirePairs = []wirePair{
 
 // responseRoots are the types the server answers with.
 var responseRoots = []any{
-	Payment{}, RefundList{}, Subscription{}, PaymentChannelList{}, CardInformation{},
+	Payment{}, RefundList{}, PaymentAttemptList{}, Subscription{}, PaymentChannelList{}, CardInformation{},
 	CardVerification{}, Payout{}, Health{}, ErrorEnvelope{},
 	CreatedWebhookEndpoint{}, WebhookEndpointList{}, EventList{}, EventDetails{},
 	PaymentMethodTokenList{}, PaymentTotals{},
@@ -196,6 +198,8 @@ func TestResponsesValidateAgainstSchemas(t *testing.T) {
 			Metadata: map[string]json.RawMessage{"a": json.RawMessage(`1`)},
 		},
 		"RefundList":         RefundList{Items: []Refund{}},
+		"PaymentAttemptList": PaymentAttemptList{Items: []PaymentAttempt{{Channel: "a", Status: "failed", Reason: "provider_unreachable", CreatedAt: now},
+			{Channel: "b", Status: "succeeded", CreatedAt: now}}},
 		"PaymentChannelList": PaymentChannelList{Items: []PaymentChannel{{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", Alias: "a", PaymentMethods: []string{"card"}, Currencies: []string{"UAH"}, CheckoutMode: "platform"}}},
 		"CardVerification": CardVerification{VerificationID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", OrderID: "v", Status: "code_sent",
 			NextAction: &VerificationNextAction{Type: "lookup"}, CreatedAt: now, UpdatedAt: now},

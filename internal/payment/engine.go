@@ -90,8 +90,9 @@ type Engine struct {
 // dependency is an argument (docs/architecture.md, "The composition
 // root"). publicURL is the base of Paygate's own pages.
 func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, fn func(EngineTx) error) error,
-	ops Operations, log *slog.Logger, pollEvery time.Duration, publicURL string) *Engine {
-	return &Engine{Service: svc, Store: st, Transact: transact, Ops: ops, Log: log, PollEvery: pollEvery, PublicURL: publicURL}
+	ops Operations, log *slog.Logger, pollEvery time.Duration, publicURL string, maxAttempts int) *Engine {
+	return &Engine{Service: svc, Store: st, Transact: transact, Ops: ops, Log: log, PollEvery: pollEvery, PublicURL: publicURL,
+		MaxAttempts: maxAttempts}
 }
 
 // Handler is what the operation engine runs payments' operations with.

@@ -61,10 +61,14 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		at := t.Add(clock.Offset(ctx)).UTC().Truncate(time.Microsecond)
 		res.AuthorizationExpiresAt = &at
 	}
-	if op.Kind == OpPay && res.Status == provider.StatusDeclined && res.Reroutable {
+	if op.Kind == OpPay && res.Reroutable && (res.Status == provider.StatusDeclined || res.Status == provider.StatusFailed) {
 		// A decline another acquirer may not share: the next channel, if
 		// the payment has one (docs/design/decisions.md section 17).
-		ok, err := e.reroute(ctx, tx, op, p, Declined, res.DeclineCode, ReasonSoftDecline)
+		st := Declined
+		if res.Status == provider.StatusFailed {
+			st = Failed
+		}
+		ok, err := e.reroute(ctx, tx, op, p, st, res.DeclineCode, ReasonSoftDecline)
 		if err != nil || ok {
 			return err
 		}

@@ -18,6 +18,8 @@ type Store interface {
 	EachPaymentPage(ctx context.Context, keyID string, f Filter, size int, fn func(page []*Payment) error) error
 	PaymentTotals(ctx context.Context, keyID string, f Filter) ([]CurrencyTotals, error)
 	ListRefunds(ctx context.Context, paymentID string) ([]Refund, error)
+	PaymentAttempts(ctx context.Context, paymentID string) ([]Attempt, error)
+	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 }
 
 // LockTx is what locking a key's payment reads in the request's
@@ -120,6 +122,31 @@ func (s *Service) EachPage(ctx context.Context, keyID string, f Filter, size int
 // (GET /cabinet/v1/payments/totals)).
 func (s *Service) Totals(ctx context.Context, keyID string, f Filter) ([]CurrencyTotals, error) {
 	return s.Store.PaymentTotals(ctx, keyID, f)
+}
+
+// Attempts lists a payment's attempts, oldest first: those that ended on
+// an earlier channel, then the payment itself on its own
+// (listPaymentAttempts (GET /payments/{id}/attempts); docs/design/decisions.md
+// section 17).
+func (s *Service) Attempts(ctx context.Context, p *Payment) ([]Attempt, error) {
+	prior, err := s.Store.PaymentAttempts(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.Store.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	cur := Attempt{PaymentID: p.ID, ChannelID: ch.ID, Channel: ch.Alias, Status: p.Status, DeclineCode: p.DeclineCode,
+		CreatedAt: p.CreatedAt}
+	if n := len(prior); n > 0 {
+		cur.CreatedAt = prior[n-1].EndedAt
+	}
+	switch p.Status {
+	case PartiallyRefunded, Refunded:
+		cur.Status = Succeeded // the attempt succeeded; refunds came after
+	}
+	return append(prior, cur), nil
 }
 
 // Refunds are p's refunds (listPaymentRefunds (GET

@@ -122,6 +122,26 @@ func (s *Server) refundPayment() http.Handler {
 }
 
 // listRefunds is listPaymentRefunds (GET /payments/{id}/refunds).
+// listAttempts is listPaymentAttempts (GET /payments/{id}/attempts).
+func (s *Server) listAttempts() http.Handler {
+	return s.read(func(ctx context.Context, c *call) (answer, error) {
+		p, err := byID(ctx, c, s.payments.FindForKey)
+		if err != nil {
+			return answer{}, err
+		}
+		as, err := s.payments.Attempts(ctx, p)
+		if err != nil {
+			return answer{}, err
+		}
+		out := openapi.PaymentAttemptList{Items: []openapi.PaymentAttempt{}}
+		for _, a := range as {
+			out.Items = append(out.Items, openapi.PaymentAttempt{Channel: a.Channel, Status: string(a.Status),
+				DeclineCode: a.DeclineCode, Reason: a.Reason, CreatedAt: openapi.Time(a.CreatedAt)})
+		}
+		return answer{http.StatusOK, out}, nil
+	})
+}
+
 func (s *Server) listRefunds() http.Handler {
 	return s.read(func(ctx context.Context, c *call) (answer, error) {
 		p, err := byID(ctx, c, s.payments.FindForKey)

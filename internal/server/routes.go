@@ -36,6 +36,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	handle("POST /api/v1/payments/{id}/confirm", s.confirmPayment())
 	handle("POST /api/v1/payments/{id}/capture", s.capturePayment())
 	handle("POST /api/v1/payments/{id}/cancel", s.cancelPayment())
+	handle("GET /api/v1/payments/{id}/attempts", s.listAttempts())
 	handle("GET /api/v1/payments/{id}/refunds", s.listRefunds())
 	handle("POST /api/v1/payments/{id}/refunds", s.refundPayment())
 

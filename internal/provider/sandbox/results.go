@@ -88,7 +88,7 @@ func payResult(v wire.PaymentView) (provider.PayResult, error) {
 	res.DeclineCode, res.DeclineMessage = decline(v.Decline)
 	// The sandbox's one decline another acquirer may not share
 	// (docs/design/decisions.md section 17: its reroute table).
-	res.Reroutable = st == provider.StatusDeclined && res.DeclineCode == "processing_error"
+	res.Reroutable = (st == provider.StatusDeclined || st == provider.StatusFailed) && res.DeclineCode == "processing_error"
 	if v.NextAction != nil {
 		res.NextAction = &provider.NextAction{Type: v.NextAction.Type, URL: v.NextAction.URL}
 	}
