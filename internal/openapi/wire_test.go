@@ -197,7 +197,7 @@ func TestResponsesValidateAgainstSchemas(t *testing.T) {
 			Customer: &PaymentCustomer{FirstName: "Ada"}, NextAction: &NextAction{Type: "none"},
 			Metadata: map[string]json.RawMessage{"a": json.RawMessage(`1`)},
 		},
-		"RefundList":         RefundList{Items: []Refund{}},
+		"RefundList": RefundList{Items: []Refund{}},
 		"PaymentAttemptList": PaymentAttemptList{Items: []PaymentAttempt{{Channel: "a", Status: "failed", Reason: "provider_unreachable", CreatedAt: now},
 			{Channel: "b", Status: "succeeded", CreatedAt: now}}},
 		"PaymentChannelList": PaymentChannelList{Items: []PaymentChannel{{ID: "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b", Alias: "a", PaymentMethods: []string{"card"}, Currencies: []string{"UAH"}, CheckoutMode: "platform"}}},
