@@ -201,21 +201,23 @@ func TestRefund(t *testing.T) {
 }
 
 // TestConcurrentOperations fires many captures, cancels and refunds at one
-// payment at once, each in its own transaction as requests are: exactly
-// one is accepted where only one fits, the others are refused, and the
-// acquirer moves the money once (docs/payments.md, "Concurrent
-// operations"). The payment's lock (LockForKey) makes the check of what is
-// queued and the queuing one step.
+// payment at once, each in its own transaction as requests are, half of
+// them through another process on its own pool: exactly one is accepted
+// where only one fits, the others are refused, and the acquirer moves the
+// money once (docs/payments.md, "Concurrent operations"). The payment's
+// lock in the database (LockForKey) makes the check of what is queued and
+// the queuing one step.
 func TestConcurrentOperations(t *testing.T) {
 	const n = 16
 	each(t, func(t *testing.T, r *rig) {
 		k := r.key(false)
+		procs := []*app.App{r.App, r.Peer()}
 		authorized := func() *payment.Payment {
 			return r.settled(k, r.card("4242424242424242", payment.ModeAuthorize), payment.Authorized)
 		}
 		t.Run("full captures", func(t *testing.T) {
 			p := authorized()
-			got := tally(race(n, func(int) error { return r.capture(k, p.ID, nil) }))
+			got := tally(race(n, func(i int) error { return r.captureOn(procs[i%2], k, p.ID, nil) }))
 			require.Equal(t, map[string]int{"ok": 1, string(fault.InvalidPaymentState): n - 1}, got)
 			r.Run(p.ID)
 			q := r.payment(p.ID)
@@ -226,7 +228,7 @@ func TestConcurrentOperations(t *testing.T) {
 		t.Run("partial captures", func(t *testing.T) {
 			p := authorized()
 			part := int64(600)
-			got := tally(race(n, func(int) error { return r.capture(k, p.ID, &part) }))
+			got := tally(race(n, func(i int) error { return r.captureOn(procs[i%2], k, p.ID, &part) }))
 			require.Equal(t, map[string]int{"ok": 1, string(fault.InvalidPaymentState): n - 1}, got)
 			r.Run(p.ID)
 			q := r.payment(p.ID)
@@ -238,10 +240,10 @@ func TestConcurrentOperations(t *testing.T) {
 		t.Run("captures and cancels", func(t *testing.T) {
 			p := authorized()
 			got := tally(race(n, func(i int) error {
-				if i%2 == 0 {
-					return r.cancel(k, p.ID)
+				if i%4 < 2 {
+					return r.cancelOn(procs[i%2], k, p.ID)
 				}
-				return r.capture(k, p.ID, nil)
+				return r.captureOn(procs[i%2], k, p.ID, nil)
 			}))
 			require.Equal(t, map[string]int{"ok": 1, string(fault.InvalidPaymentState): n - 1}, got)
 			r.Run(p.ID)
@@ -262,11 +264,11 @@ func TestConcurrentOperations(t *testing.T) {
 			rk := r.key(true)
 			p := r.settled(rk, r.card("4242424242424242", payment.ModeCharge), payment.Succeeded)
 			part := int64(600)
-			got := tally(race(n, func(int) error { return r.refund(rk, p.ID, &part) }))
+			got := tally(race(n, func(i int) error { return r.refundOn(procs[i%2], rk, p.ID, &part) }))
 			require.Equal(t, map[string]int{"ok": 1, string(fault.ValidationError) + " amount_minor": n - 1}, got)
 			// The rest, raced while the first is still queued: one takes
 			// the 400 left, none more.
-			got = tally(race(n, func(int) error { return r.refund(rk, p.ID, nil) }))
+			got = tally(race(n, func(i int) error { return r.refundOn(procs[i%2], rk, p.ID, nil) }))
 			require.Equal(t, map[string]int{"ok": 1, string(fault.ValidationError) + " amount_minor": n - 1}, got)
 			r.Run(p.ID)
 			q := r.payment(p.ID)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/app/apptest"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/instrument"
@@ -86,37 +87,51 @@ func (r *rig) settled(k merchant.Key, in payment.NewDirect, want payment.Status)
 	return p
 }
 
-// act runs fn on the key's payment id, locked in a transaction of its own,
-// as a capture, cancel or refund request does.
-func (r *rig) act(k merchant.Key, id string, fn func(tx *store.Tx, p *payment.Payment) error) error {
-	return r.InTx(func(tx *store.Tx) error {
-		p, err := r.svc.LockForKey(r.Ctx, tx, k.ID, id)
+// act runs fn with process a's payment service on the key's payment id,
+// locked in a transaction of its own, as a capture, cancel or refund
+// request does.
+func (r *rig) act(a *app.App, k merchant.Key, id string, fn func(svc *payment.Service, tx *store.Tx, p *payment.Payment) error) error {
+	return a.Store.InTx(r.Ctx, func(tx *store.Tx) error {
+		p, err := a.Payments.LockForKey(r.Ctx, tx, k.ID, id)
 		if err != nil {
 			return err
 		}
-		return fn(tx, p)
+		return fn(a.Payments, tx, p)
 	})
 }
 
-func (r *rig) capture(k merchant.Key, id string, amount *int64) error {
-	return r.act(k, id, func(tx *store.Tx, p *payment.Payment) error {
-		_, err := r.svc.Capture(r.Ctx, tx, p, amount)
+// captureOn captures through process a; capture through the rig's.
+func (r *rig) captureOn(a *app.App, k merchant.Key, id string, amount *int64) error {
+	return r.act(a, k, id, func(svc *payment.Service, tx *store.Tx, p *payment.Payment) error {
+		_, err := svc.Capture(r.Ctx, tx, p, amount)
 		return err
 	})
 }
 
-func (r *rig) cancel(k merchant.Key, id string) error {
-	return r.act(k, id, func(tx *store.Tx, p *payment.Payment) error {
-		_, err := r.svc.Cancel(r.Ctx, tx, p)
+func (r *rig) capture(k merchant.Key, id string, amount *int64) error {
+	return r.captureOn(r.App, k, id, amount)
+}
+
+// cancelOn cancels through process a; cancel through the rig's.
+func (r *rig) cancelOn(a *app.App, k merchant.Key, id string) error {
+	return r.act(a, k, id, func(svc *payment.Service, tx *store.Tx, p *payment.Payment) error {
+		_, err := svc.Cancel(r.Ctx, tx, p)
+		return err
+	})
+}
+
+func (r *rig) cancel(k merchant.Key, id string) error { return r.cancelOn(r.App, k, id) }
+
+// refundOn refunds through process a; refund through the rig's.
+func (r *rig) refundOn(a *app.App, k merchant.Key, id string, amount *int64) error {
+	return r.act(a, k, id, func(svc *payment.Service, tx *store.Tx, p *payment.Payment) error {
+		_, _, err := svc.Refund(r.Ctx, tx, p, amount)
 		return err
 	})
 }
 
 func (r *rig) refund(k merchant.Key, id string, amount *int64) error {
-	return r.act(k, id, func(tx *store.Tx, p *payment.Payment) error {
-		_, _, err := r.svc.Refund(r.Ctx, tx, p, amount)
-		return err
-	})
+	return r.refundOn(r.App, k, id, amount)
 }
 
 func (r *rig) payment(id string) *payment.Payment {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
@@ -262,67 +261,13 @@ func TestSubscriptionTermsAnswer(t *testing.T) {
 	})
 }
 
-// TestSubscriptionEdges: a charge the allowance refuses is a soft failure
-// retried a day later; the card's expiry completes a subscription; a
-// deleted saved card cancels it at its next charge; of concurrent pauses
-// through two API processes exactly one is accepted.
-func TestSubscriptionEdges(t *testing.T) {
+// TestConcurrentPauses: of concurrent pauses of one subscription through
+// two API processes exactly one is accepted; the others answer 409
+// invalid_subscription_state (the domain's rules of dunning, expiry and a
+// deleted card are internal/subscription's tests).
+func TestConcurrentPauses(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
-		first := e.clock.Now().Add(time.Hour)
-
-		// The allowance.
-		_, sub := e.subscribe(e.a, "4242424242424242", first)
-		small := int64(500)
-		e.setAllowance(e.a, allowance.Collection, &small, nil)
-		out := e.advance(e.a, first.Add(time.Minute))
-		require.Equal(t, 1, out.Ran["subscription_charges"])
-		got := e.subscription(e.a, sub.ID)
-		require.Equal(t, "past_due", got.Status)
-		require.Equal(t, "limit_exceeded", got.LastDeclineCode)
-		charges := e.charges(e.aKey.ID, sub.ID)
-		require.Len(t, charges, 1)
-		require.Equal(t, payment.Failed, charges[0].Status)
-		large := int64(1_000_000)
-		e.setAllowance(e.a, allowance.Collection, &large, nil)
-		out = e.advance(e.a, first.Add(25*time.Hour))
-		require.Equal(t, 1, out.Ran["retries"])
-		got = e.subscription(e.a, sub.ID)
-		require.Equal(t, "active", got.Status)
-		require.Equal(t, int64(1), got.NextPeriod)
-		require.Empty(t, got.LastDeclineCode)
-
-		// The card's expiry: yearly from now, on a card good through
-		// December of the year after next (cardBody): three charges, then
-		// completed when the card expires, with no charge due.
-		start := e.clock.Now().Add(48 * time.Hour)
-		var y openapi.Payment
-		require.NoError(t, e.b.JSON(context.Background(), "POST", "/api/v1/payments/direct",
-			json.RawMessage(termsBody("4242424242424242", start, "year")), &y))
-		y = e.settle(e.b, y.PaymentID)
-		require.Equal(t, "succeeded", y.Status)
-		expiry := time.Date(time.Now().Year()+3, time.January, 1, 0, 0, 0, 0, time.UTC)
-		out = e.advance(e.b, expiry.AddDate(0, 6, 0))
-		want := 0
-		for n := 0; start.AddDate(n, 0, 0).Before(expiry); n++ {
-			want++
-		}
-		require.Equal(t, want, out.Ran["subscription_charges"])
-		require.Equal(t, 1, out.Ran["expirations"])
-		got = e.subscription(e.b, y.SubscriptionID)
-		require.Equal(t, "completed", got.Status)
-		require.True(t, got.NextRunAt.IsZero())
-
-		// A deleted saved card.
-		c, _ := e.subscribe(e.a, "5555555555554444", e.keyNow(e.a).Add(time.Hour))
-		require.NotEmpty(t, c.SavedCardID)
-		require.Equal(t, http.StatusNoContent, deleteToken(t, e.a, c.SavedCardID).Status)
-		out = e.advance(e.a, e.keyNow(e.a).AddDate(0, 4, 0))
-		got = e.subscription(e.a, c.SubscriptionID)
-		require.Equal(t, "canceled", got.Status)
-		require.Equal(t, "saved_card_deleted", got.LastDeclineCode)
-		require.Empty(t, e.charges(e.aKey.ID, c.SubscriptionID))
-
 		// Concurrent pauses, through two API processes.
 		cs := e.clients("racer", "", e.url, e.apiProcess())
 		_, s2 := e.subscribe(cs[0], "4242424242424242", e.clock.Now().Add(time.Hour))

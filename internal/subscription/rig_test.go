@@ -36,11 +36,18 @@ func each(t *testing.T, fn func(t *testing.T, r *rig)) {
 // its success made active.
 func (r *rig) subscribe(k merchant.Key, number string, first time.Time) *subscription.Subscription {
 	r.T.Helper()
+	return r.subscribeEvery(k, number, first, subscription.Month)
+}
+
+// subscribeEvery is subscribe with terms of another interval unit. The
+// card is good through December of the year after next.
+func (r *rig) subscribeEvery(k merchant.Key, number string, first time.Time, unit string) *subscription.Subscription {
+	r.T.Helper()
 	in := payment.NewDirect{NewSession: payment.NewSession{OrderID: "o-" + uuid.NewString(), AmountMinor: 1000,
 		Currency: "USD", CustomerReference: "payer-" + number[12:],
 		Customer: &instrument.Customer{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com",
 			BillingAddress: &instrument.BillingAddress{Country: "GB", Line1: "1 Street"}},
-		Subscription: &payment.SubscriptionTerms{IntervalUnit: subscription.Month, IntervalCount: 1, FirstChargeAt: first,
+		Subscription: &payment.SubscriptionTerms{IntervalUnit: unit, IntervalCount: 1, FirstChargeAt: first,
 			DisclosureVersion: "terms-2026-11"}},
 		Method: payment.MethodCard,
 		Card:   &instrument.Card{Number: number, ExpMonth: 12, ExpYear: r.Clock.Now().Year() + 2, CVV: "123"}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -195,8 +196,9 @@ func TestResumeWhileACharges(t *testing.T) {
 }
 
 // TestPeriodChargedOnce fires schedulers at once at subscriptions that are
-// due, as every worker process runs one: each period is charged exactly
-// once (docs/design/decisions.md section 11). The subscription's lock and
+// due, as every worker process runs one (half of them in another process on
+// its own pool): each period is charged exactly once
+// (docs/design/decisions.md section 11). The subscription's lock and
 // its charge in flight make "due?" and "charge" one step, and the
 // database holds one payment per (subscription, period, attempt).
 func TestPeriodChargedOnce(t *testing.T) {
@@ -216,6 +218,7 @@ func TestPeriodChargedOnce(t *testing.T) {
 			ids = append(ids, sub.ID)
 		}
 		r.at(first.NextRunAt.Add(time.Minute))
+		procs := []*subscription.Service{r.svc, r.Peer().Subscriptions}
 
 		// Round 0: every one is due; round 1, a day later: the daily ones
 		// only.
@@ -228,7 +231,7 @@ func TestPeriodChargedOnce(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					_, errs[i] = r.svc.Tick(r.Ctx, 100)
+					_, errs[i] = procs[i%2].Tick(r.Ctx, 100)
 				}()
 			}
 			close(start)
@@ -258,4 +261,80 @@ func faultOf(t *testing.T, err error) *fault.Error {
 	f, ok := fault.As(err)
 	require.True(t, ok, "want a fault, got %v", err)
 	return f
+}
+
+// TestEdges: a charge the collection allowance refuses is a soft failure,
+// retried a day later (docs/subscriptions.md, "Dunning"); the mandate's
+// card expiring before a period completes the subscription, with no charge
+// due; a deleted saved card cancels it at its next charge, charging
+// nothing (docs/subscriptions.md, "Mandates").
+func TestEdges(t *testing.T) {
+	each(t, func(t *testing.T, r *rig) {
+		t.Run("the allowance", func(t *testing.T) {
+			k := r.Key(true)
+			first := r.Clock.Now().Add(time.Hour)
+			sub := r.subscribe(k, "4242424242424242", first)
+			limit := func(perTx int64) {
+				require.NoError(t, r.Store.PutAllowance(r.Ctx, allowance.Setting{KeyID: k.ID, Allowance: allowance.Collection,
+					Currency: "USD", PerTransactionMinor: &perTx, UpdatedAt: r.Clock.Now()}))
+			}
+			limit(500)
+			r.at(first)
+			started := r.tick(k)
+			require.Len(t, started, 1)
+			require.Equal(t, payment.Failed, started[0].Status)
+			require.Equal(t, "limit_exceeded", started[0].DeclineCode)
+			got := r.subscription(sub.ID)
+			require.Equal(t, subscription.PastDue, got.Status)
+			require.Equal(t, "limit_exceeded", got.LastDeclineCode)
+			require.Equal(t, first.Add(24*time.Hour), *got.NextRunAt)
+
+			limit(1_000_000)
+			r.at(first.Add(24 * time.Hour))
+			started = r.tick(k)
+			require.Len(t, started, 1)
+			require.Equal(t, payment.Succeeded, started[0].Status)
+			got = r.subscription(sub.ID)
+			require.Equal(t, subscription.Active, got.Status)
+			require.Equal(t, int64(1), got.Period)
+			require.Empty(t, got.LastDeclineCode)
+		})
+
+		t.Run("the card expires", func(t *testing.T) {
+			k := r.Key(true)
+			start := r.Clock.Now().Add(48 * time.Hour)
+			sub := r.subscribeEvery(k, "4242424242424242", start, subscription.Year)
+			expiry := subscription.CardExpiryEnd(12, r.Clock.Now().Year()+2)
+			n := int64(0)
+			for ; subscription.Due(start, sub.Interval, n).Before(expiry); n++ {
+				r.at(subscription.Due(start, sub.Interval, n))
+				require.Len(t, r.tick(k), 1, "period %d", n)
+			}
+			require.Positive(t, n)
+			got := r.subscription(sub.ID)
+			require.Equal(t, expiry, *got.NextRunAt, "the next period falls after the card's expiry")
+			r.at(expiry)
+			require.Empty(t, r.tick(k))
+			got = r.subscription(sub.ID)
+			require.Equal(t, subscription.Completed, got.Status)
+			require.Nil(t, got.NextRunAt)
+			require.Len(t, r.charges(k, sub.ID), int(n))
+		})
+
+		t.Run("the saved card is deleted", func(t *testing.T) {
+			k := r.Key(true)
+			first := r.Clock.Now().Add(time.Hour)
+			sub := r.subscribe(k, "5555555555554444", first)
+			m, err := r.Store.FindMandateForKey(r.Ctx, k.ID, sub.MandateID)
+			require.NoError(t, err)
+			require.NotEmpty(t, m.SavedCardID)
+			require.NoError(t, r.App.SavedCards.Delete(r.Ctx, k.ID, m.SavedCardID))
+			r.at(first)
+			require.Empty(t, r.tick(k))
+			got := r.subscription(sub.ID)
+			require.Equal(t, subscription.Canceled, got.Status)
+			require.Equal(t, "saved_card_deleted", got.LastDeclineCode)
+			require.Empty(t, r.charges(k, sub.ID))
+		})
+	})
 }

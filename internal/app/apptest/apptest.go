@@ -65,6 +65,9 @@ type Rig struct {
 	Clock    *Clock
 	Keyring  *vault.Keyring
 	Acquirer *acquirer.Server
+
+	cfg      app.Config   // the process's, for Peer
+	dbConfig store.Config // the database's, for Peer's pool
 }
 
 // New builds the graph on a fresh store of db, the clock at the current
@@ -73,7 +76,11 @@ type Rig struct {
 func New(t testing.TB, db storetest.Database) *Rig {
 	t.Helper()
 	ctx := context.Background()
-	s := storetest.Open(t, db)
+	var dbConfig store.Config
+	s := storetest.Open(t, storetest.Database{Name: db.Name, Config: func(t testing.TB) store.Config {
+		dbConfig = db.Config(t)
+		return dbConfig
+	}})
 	clk := NewClock(time.Now().UTC().Truncate(time.Second))
 	if err := app.Seed(ctx, s, merchant.Sandbox, clk.Now); err != nil {
 		t.Fatal(err)
@@ -84,18 +91,39 @@ func New(t testing.TB, db storetest.Database) *Rig {
 	}
 	t.Cleanup(func() { acq.Close() })
 	kr := vault.New()
-	a, err := app.New(app.Config{Store: s, Keyring: kr, Now: clk.Now, RiverTime: clk,
+	cfg := app.Config{Store: s, Keyring: kr, Now: clk.Now, RiverTime: clk,
 		Log: slog.New(slog.DiscardHandler), Environment: merchant.Sandbox, Version: "test",
 		Providers: provider.Registry{sandbox.Name: sandbox.NewAdapter(acq.URL, acq.APIKey,
 			&http.Client{Timeout: 5 * time.Second})},
 		ProviderOrigins: []string{acq.URL}, PublicURL: "https://pay.example",
 		BINFallback: func(context.Context, string, string) (provider.BINInfo, error) {
 			return provider.BINInfo{}, provider.Errorf(provider.NotFound, "no fallback in a domain test")
-		}})
+		}}
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Rig{T: t, Ctx: ctx, App: a, Store: s, Clock: clk, Keyring: kr, Acquirer: acq.Server}
+	return &Rig{T: t, Ctx: ctx, App: a, Store: s, Clock: clk, Keyring: kr, Acquirer: acq.Server, cfg: cfg, dbConfig: dbConfig}
+}
+
+// Peer is another process on the rig's database: the same graph on a pool
+// of its own, as a second `serve` has (its clock, keyring and acquirer are
+// the rig's). A race between processes runs half its calls through it:
+// only the database keeps them apart, never a lock of one process.
+func (r *Rig) Peer() *app.App {
+	r.T.Helper()
+	s, err := store.Open(r.Ctx, r.dbConfig)
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	r.T.Cleanup(func() { s.Close() })
+	cfg := r.cfg
+	cfg.Store = s
+	a, err := app.New(cfg)
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	return a
 }
 
 // Each runs fn on a rig of its own for each database (storetest.Databases),
