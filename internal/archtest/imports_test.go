@@ -63,7 +63,8 @@ var storeAdapters = []string{
 var resources = []string{"internal/payment", "internal/payout", "internal/verification"}
 
 // root is the composition root (internal/app): like cmd it wires
-// everything, so it is neither a domain package nor an edge.
+// everything, so it, and its tests' rig (internal/app/apptest), are
+// neither domain packages nor edges.
 const compositionRoot = "internal/app"
 
 // drivers are the database drivers: only the store registers and reads them
@@ -131,7 +132,16 @@ var rules = []rule{
 		applies: func(p string) bool { return slices.Contains(resources, p) },
 		forbid:  resources,
 	},
+	{
+		name:    "only tests import the domain tests' rig",
+		applies: func(p string) bool { return p != testRig },
+		forbid:  []string{testRig},
+	},
 }
+
+// testRig is the domain tests' rig: a package so that every domain's tests
+// share it, imported by test files only.
+const testRig = "internal/app/apptest"
 
 // exception is an import that breaks a rule today, kept visible here until
 // it is moved. The test fails when an exception is no longer needed, so the
@@ -174,9 +184,12 @@ func TestRulesCatch(t *testing.T) {
 		"internal/store/dbconn/x":   {"internal/store", "internal/payment"},                                     // connections reaching the SQL
 		"internal/payout":           {"internal/money", "internal/payment"},                                     // a resource reaching a sibling
 		"internal/subscription":     {"internal/payment"},                                                       // allowed: a charge is a payment
+		"internal/app/apptest":      {"net/http", "internal/store", "internal/app"},                             // allowed: the root's test rig
+		"internal/cabinet":          {"internal/app/apptest"},                                                   // the test rig outside a test
 	}
 	got, unused := violations(pkgs, []exception{{"internal/money", "net/http", "stale"}})
 	want := []string{
+		"internal/cabinet imports internal/app/apptest: only tests import the domain tests' rig",
 		"internal/cabinet/data imports net/http: store adapters call the store's methods: no SQL, no HTTP, not the server",
 		"internal/payment imports database/sql/driver: domain packages import neither net/http nor database/sql",
 		"internal/payout imports internal/payment: a resource does not import a sibling's package: the instrument vocabulary is internal/instrument",
@@ -229,11 +242,11 @@ func violations(pkgs map[string][]string, excused []exception) (found []string, 
 	return found, unused
 }
 
-// domain: a package under internal/ that is neither HTTP, persistence nor
-// a store adapter.
+// domain: a package under internal/ that is neither HTTP, persistence, a
+// store adapter nor the composition root's.
 func domain(p string) bool {
 	return strings.HasPrefix(p, "internal/") && !inAny(p, edge) && !inAny(p, persistence) && !inAny(p, storeAdapters) &&
-		p != compositionRoot
+		!under(p, compositionRoot)
 }
 
 // under reports whether p is prefix or inside it; a prefix ending in "/"

@@ -7,6 +7,8 @@ import (
 	"go/token"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -200,4 +202,91 @@ func takesAny(sig *ast.FuncType) bool {
 		}
 	}
 	return false
+}
+
+// TestNoTransactionAsserted protects the typed seams where one domain calls
+// another in its transaction (docs/architecture.md, "Typed seams"): no
+// domain package's non-test file asserts a transaction's type at run time
+// (x.(SomeTx), or a type switch case naming one); the interface it needs
+// is in the signature, so a transaction that lacks a statement is a
+// compile error. Payments hand the subscription domain recurring.Tx, never
+// a narrower type it checks.
+func TestNoTransactionAsserted(t *testing.T) {
+	root := moduleRoot(t)
+	fset := token.NewFileSet()
+	checked := 0
+	eachPackage(t, root, func(pkg string, bp *build.Package) {
+		if !domain(pkg) {
+			return
+		}
+		for name, f := range parseGo(t, fset, bp) {
+			checked++
+			for _, at := range txAssertions(fset, f) {
+				t.Errorf("%s/%s:%s: asserts a transaction's type: say it in the signature", pkg, name, at)
+			}
+		}
+	})
+	if checked < 50 {
+		t.Errorf("checked %d files of domain packages: the walk is wrong", checked)
+	}
+}
+
+// TestNoTransactionAssertedCatch checks the checker on a made-up file.
+func TestNoTransactionAssertedCatch(t *testing.T) {
+	const src = `package seam
+
+func a(t any) {
+	_ = t.(Tx)
+	_, _ = t.(*payment.EngineTx)
+	_ = t.(Reader)
+	switch t.(type) {
+	case string, subscription.ChargeTx:
+	}
+	switch v := t.(type) {
+	case fmt.Stringer:
+		_ = v
+	}
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "seam.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"4", "5", "8"}
+	if got := txAssertions(fset, f); !slices.Equal(got, want) {
+		t.Errorf("assertions found at lines %q, want %q", got, want)
+	}
+}
+
+// txAssertions lists the lines of f that assert a type named *Tx: a type
+// assertion, or a type switch case.
+func txAssertions(fset *token.FileSet, f *ast.File) []string {
+	isTx := func(e ast.Expr) bool {
+		if s, ok := e.(*ast.StarExpr); ok {
+			e = s.X
+		}
+		if s, ok := e.(*ast.SelectorExpr); ok {
+			e = s.Sel
+		}
+		id, ok := e.(*ast.Ident)
+		return ok && strings.HasSuffix(id.Name, "Tx")
+	}
+	var lines []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.TypeAssertExpr:
+			if x.Type != nil && isTx(x.Type) {
+				lines = append(lines, strconv.Itoa(fset.Position(x.Pos()).Line))
+			}
+		case *ast.TypeSwitchStmt:
+			for _, c := range x.Body.List {
+				if slices.ContainsFunc(c.(*ast.CaseClause).List, isTx) {
+					lines = append(lines, strconv.Itoa(fset.Position(c.Pos()).Line))
+				}
+			}
+		}
+		return true
+	})
+	return lines
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/lifecycle"
+	"github.com/paygate/paygate/internal/recurring"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -17,18 +18,23 @@ var ErrConflict = fault.Conflict("payment", fault.InvalidPaymentState)
 type EventTx = webhook.RecordTx
 
 // WriteTx is what writing a payment needs. Only a transaction records
-// events, so a status change outside one does not compile.
+// events, so a status change outside one does not compile; a status change
+// tells the subscription domain in the same transaction (Recurring), so
+// every payment's transaction offers its statements (recurring.Tx).
 type WriteTx interface {
 	UpdatePayment(ctx context.Context, p *Payment) error
 	EventTx
 	allowance.Tx
+	recurring.Tx
 }
 
-// CreateTx is what storing a new payment needs.
+// CreateTx is what storing a new payment needs: a payment with terms
+// begins its mandate and subscription in the same transaction.
 type CreateTx interface {
 	CreatePayment(ctx context.Context, p *Payment) error
 	EventTx
 	allowance.Tx
+	recurring.Tx
 }
 
 // save is the one way a payment is written after its creation: a change of

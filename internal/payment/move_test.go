@@ -7,12 +7,15 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/recurring"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// writes counts what save asked of its transaction.
+// writes counts what save asked of its transaction. Its payments carry no
+// terms: the subscription's statements (recurring.Tx) are never called.
 type writes struct {
 	settles
+	recurring.Tx
 	updates, events int
 }
 

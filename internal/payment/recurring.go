@@ -9,20 +9,24 @@ import (
 	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/fault"
+	"github.com/paygate/paygate/internal/recurring"
 )
 
 // Recurring is the subscription domain (internal/subscription) as payments
 // call it, in the transaction of the change, so that a mandate, its
 // subscription and the payment never disagree (docs/design/decisions.md
-// section 5).
+// section 5). The transaction is handed as the subscription's own
+// statements (recurring.Tx), which every transaction a payment is written
+// in offers (WriteTx, CreateTx): the compiler checks it, nothing at run
+// time.
 type Recurring interface {
 	// Begin creates the pending mandate and the incomplete subscription
 	// of a new payment that carries terms, and sets p.MandateID and
 	// p.SubscriptionID before the payment is stored.
-	Begin(ctx context.Context, tx CreateTx, p *Payment) error
+	Begin(ctx context.Context, tx recurring.Tx, p *Payment) error
 	// Moved is told of a status change of a payment that carries terms
 	// or pays a subscription's period, after the payment's own event.
-	Moved(ctx context.Context, tx EventTx, p *Payment) error
+	Moved(ctx context.Context, tx recurring.Tx, p *Payment) error
 }
 
 // ErrDuplicateCharge: a payment for this (subscription, period, attempt)
@@ -99,7 +103,7 @@ func (s *Service) CreateCharge(ctx context.Context, tx DirectTx, c Charge) (*Pay
 
 // moved tells the subscription domain of a status change of p (the
 // caller knows it changed).
-func (s *Service) moved(ctx context.Context, tx EventTx, p *Payment) error {
+func (s *Service) moved(ctx context.Context, tx recurring.Tx, p *Payment) error {
 	if s.Recurring == nil || (p.MandateID == "" && p.SubscriptionID == "") {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
@@ -67,10 +68,10 @@ func TestCreateRefusals(t *testing.T) {
 				{"a CVV that is not digits", func(n *payout.New, _ *merchant.Key, _ **payout.Service) { n.Card.CVV = "12a" },
 					fault.ValidationError, "payout_method.card.cvv"},
 				{"an expired card", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
-					n.Card.ExpYear = r.clock.Now().Year() - 1
+					n.Card.ExpYear = r.Clock.Now().Year() - 1
 				}, fault.ValidationError, "payout_method.card.expire_year"},
 				{"an expiry more than 50 years ahead", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
-					n.Card.ExpYear = r.clock.Now().Year() + 51
+					n.Card.ExpYear = r.Clock.Now().Year() + 51
 				}, fault.ValidationError, "payout_method.card.expire_year"},
 				{"a Visa card without the payee's name", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
 					n.Customer.FirstName = ""
@@ -91,8 +92,8 @@ func TestCreateRefusals(t *testing.T) {
 					n.Currency = "CHF"
 				}, fault.ChannelNotAvailable, "payout_method.type"},
 				{"a profile that cannot pay out", func(_ *payout.New, _ *merchant.Key, svc **payout.Service) {
-					*svc = payout.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: withoutDebit}, nil,
-						r.store, store.ErrNotFound, render)
+					*svc = payout.NewService(r.Keyring, r.Clock.Now, uuid.NewString, provider.Registry{sandbox.Name: withoutDebit}, nil,
+						r.Store, store.ErrNotFound, r.svc.Render)
 				}, fault.CapabilityNotSupported, ""},
 				{"a saved card the key does not have", func(n *payout.New, _ *merchant.Key, _ **payout.Service) {
 					n.Card, n.SavedCardID = nil, "sc_unknown"
@@ -104,15 +105,15 @@ func TestCreateRefusals(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					k, in, svc := r.key(10_000), r.toCard("4242424242424242"), r.svc
 					tc.edit(&in, &k, &svc)
-					err := r.store.InTx(r.ctx, func(tx *store.Tx) error {
-						_, err := svc.Create(r.ctx, tx, k, in)
+					err := r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
+						_, err := svc.Create(r.Ctx, tx, k, in)
 						return err
 					})
 					f := faultOf(t, err)
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
 
-					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
+					evs, err := r.Store.ListEvents(r.Ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no payout.processing: no payout")
 					require.Zero(t, r.usage(k).ReservedMinor, "nothing reserved")
@@ -143,16 +144,16 @@ func TestCreate(t *testing.T) {
 			require.Equal(t, k.ID, stored.AccessKeyID)
 			require.Equal(t, "424242******4242", stored.CardMask)
 			require.NotContains(t, fmt.Sprintf("%+v", *stored), number[4:], "no card number in the payout")
-			require.Equal(t, []string{"payout.processing"}, r.events(k, p.ID))
+			require.Equal(t, []string{"payout.processing"}, r.Events(k, p.ID))
 			require.Equal(t, allowance.Usage{ReservedMinor: 2500}, r.usage(k))
 
-			ops := storetest.OpenOperations(t, r.store, p.ID)
+			ops := storetest.OpenOperations(t, r.Store, p.ID)
 			require.Len(t, ops, 1, "one transfer queued")
-			op, err := r.store.FindOperation(r.ctx, ops[0])
+			op, err := r.Store.FindOperation(r.Ctx, ops[0])
 			require.NoError(t, err)
 			require.Equal(t, payout.Resource, op.Resource)
 			require.Equal(t, payout.OpCreate, op.Kind)
-			sealed, err := r.store.OperationSecret(r.ctx, op.ID)
+			sealed, err := r.Store.OperationSecret(r.Ctx, op.ID)
 			require.NoError(t, err)
 			require.NotContains(t, string(sealed), number, "the card is sealed")
 			require.NotContains(t, string(sealed), number[6:], "the card is sealed")
@@ -187,14 +188,14 @@ func TestOutcomes(t *testing.T) {
 				t.Run(string(tc.status)+" "+tc.number, func(t *testing.T) {
 					k := r.key(10_000)
 					p := r.accepted(k, r.toCard(tc.number))
-					ops := r.run(p.ID)
+					ops := r.Run(p.ID)
 					got := r.payout(p.ID)
 					require.Equal(t, tc.status, got.Status)
 					require.Equal(t, tc.decline, got.DeclineCode)
-					require.Equal(t, []string{"payout.processing", "payout." + string(tc.status)}, r.events(k, p.ID))
+					require.Equal(t, []string{"payout.processing", "payout." + string(tc.status)}, r.Events(k, p.ID))
 					require.Equal(t, tc.usage, r.usage(k))
 					require.Equal(t, tc.transfers, r.transfers(ops[0]))
-					_, err := r.store.OperationSecret(r.ctx, ops[0])
+					_, err := r.Store.OperationSecret(r.Ctx, ops[0])
 					require.ErrorIs(t, err, store.ErrNotFound, "the secret is deleted once the provider answered")
 					switch {
 					case tc.decline != "":
@@ -204,7 +205,7 @@ func TestOutcomes(t *testing.T) {
 					case tc.status == payout.RequiresAction:
 						require.Equal(t, "three_ds", got.NextActionType)
 						require.NotNil(t, got.ActionExpiresAt)
-						require.Equal(t, r.clock.Now().Add(payout.ActionLifetime), *got.ActionExpiresAt)
+						require.Equal(t, r.Clock.Now().Add(payout.ActionLifetime), *got.ActionExpiresAt)
 					}
 				})
 			}
@@ -223,9 +224,9 @@ func TestDailyAllowance(t *testing.T) {
 			r := newRig(t, db)
 			k := r.key(5000)
 			done := r.accepted(k, r.toCard("4242424242424242"))
-			r.run(done.ID)
+			r.Run(done.ID)
 			waiting := r.accepted(k, r.toCard("4000000000003220"))
-			r.run(waiting.ID)
+			r.Run(waiting.ID)
 			require.Equal(t, payout.RequiresAction, r.payout(waiting.ID).Status)
 			require.Equal(t, allowance.Usage{UsedMinor: 2500, ReservedMinor: 2500}, r.usage(k))
 
@@ -236,7 +237,7 @@ func TestDailyAllowance(t *testing.T) {
 			require.Equal(t, allowance.Usage{UsedMinor: 2500, ReservedMinor: 2500}, r.usage(k))
 
 			require.NoError(t, r.confirm(k, waiting.ID, "654321"), "a wrong code")
-			r.run(waiting.ID)
+			r.Run(waiting.ID)
 			require.Equal(t, payout.Declined, r.payout(waiting.ID).Status)
 			require.Equal(t, allowance.Usage{UsedMinor: 2500}, r.usage(k), "released")
 			r.accepted(k, over)
@@ -261,7 +262,7 @@ func TestDuplicateOrderID(t *testing.T) {
 			require.Equal(t, fault.DuplicateOrderID, f.Code)
 			require.Equal(t, "order_id", f.Field)
 			require.Equal(t, allowance.Usage{ReservedMinor: 2500}, r.usage(k), "the first payout's reservation only")
-			require.Len(t, storetest.OpenOperations(t, r.store, first.ID), 1)
+			require.Len(t, storetest.OpenOperations(t, r.Store, first.ID), 1)
 			r.accepted(other, in)
 		})
 	}
@@ -298,23 +299,23 @@ func TestMovesThroughSave(t *testing.T) {
 						// The payout is put in from behind the life cycle's back:
 						// the store's write alone, no event, nothing settled.
 						p.Status = from
-						require.NoError(t, r.store.UpdatePayout(r.ctx, p))
-						before := r.events(k, p.ID)
+						require.NoError(t, r.Store.UpdatePayout(r.Ctx, p))
+						before := r.Events(k, p.ID)
 
-						op := &operation.Operation{ID: r.newID(), Resource: payout.Resource, ResourceID: p.ID, Kind: payout.OpCreate}
-						err := r.store.InTx(r.ctx, func(tx *store.Tx) error {
+						op := &operation.Operation{ID: uuid.NewString(), Resource: payout.Resource, ResourceID: p.ID, Kind: payout.OpCreate}
+						err := r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
 							switch to {
 							case payout.Processing:
-								p, err := tx.LockPayoutForKey(r.ctx, k.ID, p.ID)
+								p, err := tx.LockPayoutForKey(r.Ctx, k.ID, p.ID)
 								if err != nil {
 									return err
 								}
-								_, err = r.svc.Confirm(r.ctx, tx, p, "123456")
+								_, err = r.svc.Confirm(r.Ctx, tx, p, "123456")
 								return err
 							case payout.ManualReview:
-								return r.handler.Unreadable(r.ctx, tx, op)
+								return r.handler.Unreadable(r.Ctx, tx, op)
 							}
-							return r.handler.Apply(r.ctx, tx, op, payout.Outcome{PayoutResult: outcome[to]})
+							return r.handler.Apply(r.Ctx, tx, op, payout.Outcome{PayoutResult: outcome[to]})
 						})
 
 						got := r.payout(p.ID)
@@ -325,13 +326,13 @@ func TestMovesThroughSave(t *testing.T) {
 								require.NoError(t, err, "an answer the life cycle refuses is not applied")
 							}
 							require.Equal(t, from, got.Status)
-							require.Equal(t, before, r.events(k, p.ID), "no event")
+							require.Equal(t, before, r.Events(k, p.ID), "no event")
 							require.Equal(t, allowance.Usage{ReservedMinor: 2500}, r.usage(k), "the reservation stands")
 							return
 						}
 						require.NoError(t, err)
 						require.Equal(t, to, got.Status)
-						require.Equal(t, append(before, "payout."+string(to)), r.events(k, p.ID))
+						require.Equal(t, append(before, "payout."+string(to)), r.Events(k, p.ID))
 						want := allowance.Usage{ReservedMinor: 2500}
 						switch to {
 						case payout.Succeeded:
@@ -369,24 +370,24 @@ func TestConfirm(t *testing.T) {
 				t.Run(tc.code, func(t *testing.T) {
 					k := r.key(0)
 					p := r.accepted(k, r.toCard("4000000000003220"))
-					r.run(p.ID)
+					r.Run(p.ID)
 					require.NoError(t, r.confirm(k, p.ID, tc.code))
 					got := r.payout(p.ID)
 					require.Equal(t, payout.Processing, got.Status)
-					ops := storetest.OpenOperations(t, r.store, p.ID)
+					ops := storetest.OpenOperations(t, r.Store, p.ID)
 					require.Len(t, ops, 1)
-					sealed, err := r.store.OperationSecret(r.ctx, ops[0])
+					sealed, err := r.Store.OperationSecret(r.Ctx, ops[0])
 					require.NoError(t, err)
 					require.NotContains(t, string(sealed), tc.code, "the code is sealed")
 					require.Equal(t, fault.InvalidPayoutState, faultOf(t, r.confirm(k, p.ID, tc.code)).Code,
 						"processing: not waiting")
 
-					r.run(p.ID)
+					r.Run(p.ID)
 					got = r.payout(p.ID)
 					require.Equal(t, tc.status, got.Status)
 					require.Equal(t, tc.decline, got.DeclineCode)
 					require.Equal(t, []string{"payout.processing", "payout.requires_action", "payout.processing",
-						"payout." + string(tc.status)}, r.events(k, p.ID))
+						"payout." + string(tc.status)}, r.Events(k, p.ID))
 					require.Equal(t, fault.InvalidPayoutState, faultOf(t, r.confirm(k, p.ID, tc.code)).Code, "final")
 				})
 			}
@@ -406,13 +407,13 @@ func TestLostCompareAndSet(t *testing.T) {
 			r := newRig(t, db)
 			k := r.key(0)
 			p := r.accepted(k, r.toCard("4000000000003220"))
-			r.run(p.ID)
+			r.Run(p.ID)
 			stale := r.payout(p.ID)
 			require.Equal(t, payout.RequiresAction, stale.Status)
 			require.NoError(t, r.confirm(k, p.ID, "123456"))
 
-			err := r.store.InTx(r.ctx, func(tx *store.Tx) error {
-				_, err := r.svc.Confirm(r.ctx, tx, stale, "654321")
+			err := r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
+				_, err := r.svc.Confirm(r.Ctx, tx, stale, "654321")
 				return err
 			})
 			require.ErrorIs(t, err, payout.ErrConflict)
@@ -421,9 +422,9 @@ func TestLostCompareAndSet(t *testing.T) {
 			require.Equal(t, fault.InvalidPayoutState, f.Code)
 			require.True(t, f.Retryable)
 
-			require.Len(t, storetest.OpenOperations(t, r.store, p.ID), 1, "the winner's confirm only")
-			require.Equal(t, []string{"payout.processing", "payout.requires_action", "payout.processing"}, r.events(k, p.ID))
-			r.run(p.ID)
+			require.Len(t, storetest.OpenOperations(t, r.Store, p.ID), 1, "the winner's confirm only")
+			require.Equal(t, []string{"payout.processing", "payout.requires_action", "payout.processing"}, r.Events(k, p.ID))
+			r.Run(p.ID)
 			require.Equal(t, payout.Succeeded, r.payout(p.ID).Status, "the winner's code was sent")
 		})
 	}
@@ -454,7 +455,7 @@ func TestActionExpiry(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					k := r.key(10_000)
 					p := r.accepted(k, r.toCard("4000000000003220"))
-					ops := r.run(p.ID)
+					ops := r.Run(p.ID)
 					waiting := r.payout(p.ID)
 					require.Equal(t, payout.RequiresAction, waiting.Status)
 					if tc.page != "" {
@@ -463,22 +464,22 @@ func TestActionExpiry(t *testing.T) {
 					job := &clock.ExpiryWorker[payout.ExpireActionArgs]{Expire: r.engine.ExpireJob}
 					args := payout.ExpireActionArgs{PayoutID: p.ID, OperationID: ops[0]}
 
-					r.clock.Add(payout.ActionLifetime - time.Minute)
-					wait, snoozed := snooze(job.Work(r.ctx, jobOf(args)))
+					r.Clock.Add(payout.ActionLifetime - time.Minute)
+					wait, snoozed := snooze(job.Work(r.Ctx, jobOf(args)))
 					require.True(t, snoozed, "before its deadline the job waits")
 					require.Equal(t, time.Minute+time.Second, wait)
 					require.Equal(t, payout.RequiresAction, r.payout(p.ID).Status)
 
-					r.clock.Add(time.Minute)
-					require.NoError(t, job.Work(r.ctx, jobOf(args)))
+					r.Clock.Add(time.Minute)
+					require.NoError(t, job.Work(r.Ctx, jobOf(args)))
 					got := r.payout(p.ID)
 					require.Equal(t, tc.status, got.Status)
 					require.Equal(t, tc.decline, got.DeclineCode)
 					require.Equal(t, tc.usage, r.usage(k))
-					require.Equal(t, "payout."+string(tc.status), r.events(k, p.ID)[2])
+					require.Equal(t, "payout."+string(tc.status), r.Events(k, p.ID)[2])
 
-					require.NoError(t, job.Work(r.ctx, jobOf(args)), "a second run finds nothing to do")
-					require.Len(t, r.events(k, p.ID), 3)
+					require.NoError(t, job.Work(r.Ctx, jobOf(args)), "a second run finds nothing to do")
+					require.Len(t, r.Events(k, p.ID), 3)
 				})
 			}
 		})

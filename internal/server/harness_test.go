@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/app"
+	"github.com/paygate/paygate/internal/app/apptest"
 	"github.com/paygate/paygate/internal/cabinet"
 	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/client"
@@ -31,27 +31,9 @@ import (
 	"github.com/paygate/paygate/internal/vault"
 )
 
-// clock is a settable clock shared by the server and its clients.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// NowUTC and NowUTCOrNil make the clock River's time generator too.
-func (c *clock) NowUTC() time.Time       { return c.Now().UTC() }
-func (c *clock) NowUTCOrNil() *time.Time { t := c.Now().UTC(); return &t }
+// clock is a settable clock shared by the server and its clients: the
+// domain tests' (internal/app/apptest).
+type clock = apptest.Clock
 
 // env is a running server on one database with two sandbox keys, built by
 // the composition root as serve builds it (internal/app).
@@ -108,7 +90,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 		dbConfig = db.Config(t)
 		return dbConfig
 	}})
-	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	clk := apptest.NewClock(time.Now().UTC().Truncate(time.Second))
 	kr := o.keyring
 	if kr == nil {
 		kr = vault.New()

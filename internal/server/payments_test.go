@@ -102,12 +102,6 @@ func TestDirectPayments(t *testing.T) {
 			}
 		})
 
-		t.Run("a timeout charges once", func(t *testing.T) {
-			p := e.direct(e.a, cardBody("4000000000000341", ""))
-			require.Equal(t, "succeeded", e.settle(e.a, p.PaymentID).Status)
-			require.Equal(t, 1, chargesFor(e, p.PaymentID), "one charge in the acquirer's ledger")
-		})
-
 		t.Run("unreadable answers pass through manual_review", func(t *testing.T) {
 			p := e.direct(e.a, cardBody("4000000000000259", ""))
 			got := e.settle(e.a, p.PaymentID, "processing", "manual_review")
@@ -144,32 +138,6 @@ func TestDirectPayments(t *testing.T) {
 			require.Equal(t, "succeeded", e.settle(e.a, p.PaymentID, "requires_action").Status)
 		})
 
-		t.Run("authorize, capture part", func(t *testing.T) {
-			p := e.direct(e.a, cardBody("4242424242424242", `,"operation_mode":"authorize"`))
-			got := e.settle(e.a, p.PaymentID)
-			require.Equal(t, "authorized", got.Status)
-			require.False(t, got.Final)
-			require.False(t, got.AuthorizationExpiresAt.IsZero())
-			resp := e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/capture", `{"amount_minor":2000}`)
-			require.Equal(t, http.StatusBadRequest, resp.Status, "more than authorized")
-			resp = e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/capture", `{"amount_minor":600}`)
-			require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
-			got = e.settle(e.a, p.PaymentID, "authorized")
-			require.Equal(t, "succeeded", got.Status)
-			require.Equal(t, int64(600), *got.CapturedAmountMinor)
-			resp = e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/capture", ``)
-			require.Equal(t, http.StatusConflict, resp.Status)
-			require.Equal(t, "invalid_payment_state", decodeError(t, resp.Body).Error.Code)
-		})
-
-		t.Run("authorize, cancel", func(t *testing.T) {
-			p := e.direct(e.a, cardBody("4242424242424242", `,"operation_mode":"authorize"`))
-			require.Equal(t, "authorized", e.settle(e.a, p.PaymentID).Status)
-			resp := e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/cancel", ``)
-			require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
-			require.Equal(t, "canceled", e.settle(e.a, p.PaymentID, "authorized").Status)
-		})
-
 		t.Run("an uncaptured authorization expires", func(t *testing.T) {
 			p := e.direct(e.a, cardBody("4000000000000077", `,"operation_mode":"authorize"`))
 			got := e.settle(e.a, p.PaymentID)
@@ -191,36 +159,6 @@ func TestDirectPayments(t *testing.T) {
 			require.Equal(t, "canceled", p.Status)
 			resp = e.post(e.a, "/api/v1/payments/"+s.PaymentID+"/cancel", `{"x":1}`)
 			require.Equal(t, http.StatusBadRequest, resp.Status)
-		})
-
-		t.Run("refunds need the capability", func(t *testing.T) {
-			p := e.direct(e.a, cardBody("4242424242424242", ""))
-			require.Equal(t, "succeeded", e.settle(e.a, p.PaymentID).Status)
-			resp := e.post(e.a, "/api/v1/payments/"+p.PaymentID+"/refunds", ``)
-			require.Equal(t, http.StatusUnprocessableEntity, resp.Status)
-			require.Equal(t, "capability_not_supported", decodeError(t, resp.Body).Error.Code)
-			var list openapi.RefundList
-			require.NoError(t, e.a.JSON(ctx, "GET", "/api/v1/payments/"+p.PaymentID+"/refunds", nil, &list))
-			require.Empty(t, list.Items, "nothing was queued")
-
-			c, k := e.newClient("refunder")
-			require.NoError(t, e.merchants.Unassign(ctx, k.AccessKey, "sandbox"))
-			require.NoError(t, e.merchants.Assign(ctx, k.AccessKey, "sandbox-refunds"))
-			p = e.direct(c, cardBody("4242424242424242", ""))
-			require.Equal(t, "succeeded", e.settle(c, p.PaymentID).Status)
-			resp = e.post(c, "/api/v1/payments/"+p.PaymentID+"/refunds", `{"amount_minor":400}`)
-			require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
-			require.Equal(t, "partially_refunded", e.settle(c, p.PaymentID, "succeeded").Status)
-			resp = e.post(c, "/api/v1/payments/"+p.PaymentID+"/refunds", `{"amount_minor":601}`)
-			require.Equal(t, http.StatusBadRequest, resp.Status, "more than is left")
-			resp = e.post(c, "/api/v1/payments/"+p.PaymentID+"/refunds", ``)
-			require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
-			got := e.settle(c, p.PaymentID, "partially_refunded")
-			require.Equal(t, "refunded", got.Status)
-			require.Equal(t, int64(1000), *got.RefundedAmountMinor)
-			require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+p.PaymentID+"/refunds", nil, &list))
-			require.Len(t, list.Items, 2)
-			require.Equal(t, "succeeded", list.Items[1].Status)
 		})
 
 		t.Run("wallets", func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/paygate/paygate/internal/allowance"
 	"github.com/paygate/paygate/internal/client"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
@@ -199,108 +198,6 @@ func TestSubscriptionYearWithTheClock(t *testing.T) {
 	})
 }
 
-// TestSubscriptionPauseResume: paused for two periods, then resumed: the
-// paused periods are never charged, and charging goes on from the next
-// boundary in the future.
-func TestSubscriptionPauseResume(t *testing.T) {
-	each(t, func(t *testing.T, db storetest.Database) {
-		e := newEnv(t, db, options{work: true})
-		first := e.clock.Now().Add(time.Hour)
-		_, sub := e.subscribe(e.a, "4242424242424242", first)
-		e.advance(e.a, first.Add(time.Minute)) // period 0
-		require.Len(t, e.charges(e.aKey.ID, sub.ID), 1)
-
-		var paused openapi.Subscription
-		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/pause", nil, &paused))
-		require.Equal(t, "paused", paused.Status)
-		require.True(t, paused.NextRunAt.IsZero())
-		resp := e.post(e.a, "/api/v1/subscriptions/"+sub.ID+"/pause", "")
-		require.Equal(t, http.StatusConflict, resp.Status, "%s", resp.Body)
-		require.Contains(t, string(resp.Body), "invalid_subscription_state")
-
-		// Periods 1 and 2 pass while paused.
-		out := e.advance(e.a, first.AddDate(0, 2, 1))
-		require.Zero(t, out.Ran["subscription_charges"])
-
-		var resumed openapi.Subscription
-		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/resume", nil, &resumed))
-		require.Equal(t, "active", resumed.Status)
-		require.Equal(t, int64(3), resumed.NextPeriod)
-		require.Equal(t, first.AddDate(0, 3, 0).UTC(), resumed.NextRunAt.Std().UTC())
-
-		out = e.advance(e.a, first.AddDate(0, 4, 0).Add(time.Minute))
-		require.Equal(t, 2, out.Ran["subscription_charges"])
-		var periods []int64
-		for _, c := range e.charges(e.aKey.ID, sub.ID) {
-			periods = append(periods, *c.SubscriptionPeriod)
-			require.Equal(t, payment.Succeeded, c.Status)
-		}
-		require.Equal(t, []int64{0, 3, 4}, periods)
-
-		var canceled openapi.Subscription
-		require.NoError(t, e.a.JSON(context.Background(), "POST", "/api/v1/subscriptions/"+sub.ID+"/cancel", nil, &canceled))
-		require.Equal(t, "canceled", canceled.Status)
-		for _, action := range []string{"pause", "resume", "cancel"} {
-			resp := e.post(e.a, "/api/v1/subscriptions/"+sub.ID+"/"+action, "")
-			require.Equal(t, http.StatusConflict, resp.Status, "%s after cancel: %s", action, resp.Body)
-		}
-		out = e.advance(e.a, first.AddDate(0, 8, 0))
-		require.Zero(t, out.Ran["subscription_charges"])
-		require.Len(t, e.charges(e.aKey.ID, sub.ID), 3)
-	})
-}
-
-// TestSubscriptionDunning: a card whose later charges decline softly goes
-// past_due, is retried 1, 3 and 5 days after the first failure, then
-// canceled; one that declines hard is canceled at once, never retried
-// (docs/design/decisions.md section 11).
-func TestSubscriptionDunning(t *testing.T) {
-	each(t, func(t *testing.T, db storetest.Database) {
-		e := newEnv(t, db, options{work: true})
-		first := e.clock.Now().Add(time.Hour)
-
-		_, soft := e.subscribe(e.a, "4000000000005001", first)
-		out := e.advance(e.a, first.Add(time.Minute))
-		require.Equal(t, 1, out.Ran["subscription_charges"])
-		got := e.subscription(e.a, soft.ID)
-		require.Equal(t, "past_due", got.Status)
-		require.Equal(t, "insufficient_funds", got.LastDeclineCode)
-		require.Equal(t, 1, got.FailedAttempts)
-		require.Equal(t, first.Add(24*time.Hour).UTC(), got.NextRunAt.Std().UTC())
-
-		out = e.advance(e.a, first.AddDate(0, 0, 10))
-		require.Equal(t, 3, out.Ran["retries"])
-		require.Zero(t, out.Ran["subscription_charges"])
-		got = e.subscription(e.a, soft.ID)
-		require.Equal(t, "canceled", got.Status)
-		charges := e.charges(e.aKey.ID, soft.ID)
-		require.Len(t, charges, 4)
-		for i, c := range charges {
-			require.Equal(t, int64(0), *c.SubscriptionPeriod)
-			require.Equal(t, i, c.SubscriptionAttempt)
-			require.Equal(t, payment.Declined, c.Status)
-			require.Equal(t, "insufficient_funds", c.DeclineCode)
-		}
-		// The first failure was charged at first; retries 1, 3 and 5 days
-		// after it.
-		for i, d := range []int{0, 1, 3, 5} {
-			require.Equal(t, charges[0].CreatedAt.AddDate(0, 0, d).UTC(), charges[i].CreatedAt.UTC(), "attempt %d", i)
-		}
-		out = e.advance(e.a, first.AddDate(0, 3, 0))
-		require.Zero(t, out.Ran["subscription_charges"]+out.Ran["retries"])
-
-		second := first.AddDate(0, 3, 1)
-		_, hard := e.subscribe(e.a, "4000000000001232", second)
-		out = e.advance(e.a, second.AddDate(0, 2, 0))
-		require.Equal(t, 1, out.Ran["subscription_charges"])
-		require.Zero(t, out.Ran["retries"])
-		got = e.subscription(e.a, hard.ID)
-		require.Equal(t, "canceled", got.Status)
-		require.Equal(t, "account_closed", got.LastDeclineCode)
-		require.Len(t, e.charges(e.aKey.ID, hard.ID), 1)
-	})
-}
-
 // TestSubscriptionTermsAnswer: the terms are no longer dropped: a session
 // with terms answers its mandate and incomplete subscription, which a
 // declined direct payment cancels; bad terms are refused.
@@ -364,114 +261,18 @@ func TestSubscriptionTermsAnswer(t *testing.T) {
 	})
 }
 
-// TestSubscriptionEdges: a charge the allowance refuses is a soft failure
-// retried a day later; the card's expiry completes a subscription; a
-// deleted saved card cancels it at its next charge; of concurrent pauses
-// through two API processes exactly one is accepted.
-func TestSubscriptionEdges(t *testing.T) {
+// TestConcurrentPauses: of concurrent pauses of one subscription through
+// two API processes exactly one is accepted; the others answer 409
+// invalid_subscription_state (the domain's rules of dunning, expiry and a
+// deleted card are internal/subscription's tests).
+func TestConcurrentPauses(t *testing.T) {
 	each(t, func(t *testing.T, db storetest.Database) {
 		e := newEnv(t, db, options{work: true})
-		first := e.clock.Now().Add(time.Hour)
-
-		// The allowance.
-		_, sub := e.subscribe(e.a, "4242424242424242", first)
-		small := int64(500)
-		e.setAllowance(e.a, allowance.Collection, &small, nil)
-		out := e.advance(e.a, first.Add(time.Minute))
-		require.Equal(t, 1, out.Ran["subscription_charges"])
-		got := e.subscription(e.a, sub.ID)
-		require.Equal(t, "past_due", got.Status)
-		require.Equal(t, "limit_exceeded", got.LastDeclineCode)
-		charges := e.charges(e.aKey.ID, sub.ID)
-		require.Len(t, charges, 1)
-		require.Equal(t, payment.Failed, charges[0].Status)
-		large := int64(1_000_000)
-		e.setAllowance(e.a, allowance.Collection, &large, nil)
-		out = e.advance(e.a, first.Add(25*time.Hour))
-		require.Equal(t, 1, out.Ran["retries"])
-		got = e.subscription(e.a, sub.ID)
-		require.Equal(t, "active", got.Status)
-		require.Equal(t, int64(1), got.NextPeriod)
-		require.Empty(t, got.LastDeclineCode)
-
-		// The card's expiry: yearly from now, on a card good through
-		// December of the year after next (cardBody): three charges, then
-		// completed when the card expires, with no charge due.
-		start := e.clock.Now().Add(48 * time.Hour)
-		var y openapi.Payment
-		require.NoError(t, e.b.JSON(context.Background(), "POST", "/api/v1/payments/direct",
-			json.RawMessage(termsBody("4242424242424242", start, "year")), &y))
-		y = e.settle(e.b, y.PaymentID)
-		require.Equal(t, "succeeded", y.Status)
-		expiry := time.Date(time.Now().Year()+3, time.January, 1, 0, 0, 0, 0, time.UTC)
-		out = e.advance(e.b, expiry.AddDate(0, 6, 0))
-		want := 0
-		for n := 0; start.AddDate(n, 0, 0).Before(expiry); n++ {
-			want++
-		}
-		require.Equal(t, want, out.Ran["subscription_charges"])
-		require.Equal(t, 1, out.Ran["expirations"])
-		got = e.subscription(e.b, y.SubscriptionID)
-		require.Equal(t, "completed", got.Status)
-		require.True(t, got.NextRunAt.IsZero())
-
-		// A deleted saved card.
-		c, _ := e.subscribe(e.a, "5555555555554444", e.keyNow(e.a).Add(time.Hour))
-		require.NotEmpty(t, c.SavedCardID)
-		require.Equal(t, http.StatusNoContent, deleteToken(t, e.a, c.SavedCardID).Status)
-		out = e.advance(e.a, e.keyNow(e.a).AddDate(0, 4, 0))
-		got = e.subscription(e.a, c.SubscriptionID)
-		require.Equal(t, "canceled", got.Status)
-		require.Equal(t, "saved_card_deleted", got.LastDeclineCode)
-		require.Empty(t, e.charges(e.aKey.ID, c.SubscriptionID))
-
 		// Concurrent pauses, through two API processes.
 		cs := e.clients("racer", "", e.url, e.apiProcess())
 		_, s2 := e.subscribe(cs[0], "4242424242424242", e.clock.Now().Add(time.Hour))
 		rs := race(t, cs, posts(20, "/api/v1/subscriptions/"+s2.ID+"/pause", ""))
 		require.Equal(t, map[string]int{"200": 1, "409 invalid_subscription_state": 19}, tally(t, rs))
 		require.Equal(t, "paused", e.subscription(cs[0], s2.ID).Status)
-	})
-}
-
-// TestResumeWhileACharges: paused and resumed while a period's charge is
-// still in flight, the subscription moves on to the first period due after
-// the resume; the old charge's soft failure then settles only its own
-// period: no dunning on the new one (whose retry would charge it weeks
-// early), and the new period is still charged when due.
-func TestResumeWhileACharges(t *testing.T) {
-	each(t, func(t *testing.T, db storetest.Database) {
-		e := newEnv(t, db, options{}) // no workers: the charge waits until run below
-		ctx := context.Background()
-		m := activeMandate(t, e, e.aKey.ID) // its token is unknown to the acquirer: a soft failure
-		var sub openapi.Subscription
-		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions", map[string]any{"mandate_id": m.ID,
-			"amount_minor": 700, "currency": "USD", "interval_unit": "month", "interval_count": 1}, &sub))
-		_, err := e.subs.Tick(ctx, 10)
-		require.NoError(t, err)
-		charges := e.charges(e.aKey.ID, sub.ID)
-		require.Len(t, charges, 1)
-		require.Equal(t, payment.Processing, charges[0].Status)
-
-		var got openapi.Subscription
-		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions/"+sub.ID+"/pause", nil, &got))
-		e.clock.Add(time.Minute)
-		require.NoError(t, e.a.JSON(ctx, "POST", "/api/v1/subscriptions/"+sub.ID+"/resume", nil, &got))
-		require.Equal(t, int64(1), got.NextPeriod)
-
-		ops, err := e.store.OpenOperations(ctx, charges[0].ID)
-		require.NoError(t, err)
-		require.Len(t, ops, 1)
-		require.NoError(t, e.ops.Run(ctx, ops[0].ID, 1, 1))
-		p, err := e.store.FindPaymentByID(ctx, charges[0].ID)
-		require.NoError(t, err)
-		require.Equal(t, payment.Failed, p.Status)
-
-		got = e.subscription(e.a, sub.ID)
-		require.Equal(t, "active", got.Status)
-		require.Equal(t, int64(1), got.NextPeriod)
-		require.Zero(t, got.FailedAttempts)
-		require.Equal(t, sub.NextRunAt.Std().AddDate(0, 1, 0).UTC(), got.NextRunAt.Std().UTC(),
-			"period 1 stays due at its own time, not a day after the old charge's failure")
 	})
 }

@@ -1,6 +1,10 @@
 package subscription
 
-import "time"
+import (
+	"time"
+
+	"github.com/paygate/paygate/internal/recurring"
+)
 
 // Interval units (schema SubscriptionTerms, interval_unit).
 const (
@@ -14,10 +18,7 @@ const (
 var Units = []string{Day, Week, Month, Year}
 
 // Interval is a subscription's period length.
-type Interval struct {
-	Unit  string
-	Count int
-}
+type Interval = recurring.Interval
 
 // Due is when period n (from 0) is due: anchor plus n intervals, always
 // computed from the anchor, never from the previous period
@@ -57,7 +58,7 @@ func FirstAfter(anchor time.Time, iv Interval, from int64, t time.Time) int64 {
 	if !Due(anchor, iv, n).After(t) {
 		// Jump close by the average length, then step: a schedule of
 		// days over years must not take thousands of steps.
-		if avg := iv.approx(); avg > 0 {
+		if avg := approx(iv); avg > 0 {
 			if k := int64(t.Sub(Due(anchor, iv, n)) / avg); k > 1 {
 				n += k - 1
 			}
@@ -75,7 +76,7 @@ func FirstAfter(anchor time.Time, iv Interval, from int64, t time.Time) int64 {
 }
 
 // approx is the interval's shortest length, for FirstAfter's jump.
-func (iv Interval) approx() time.Duration {
+func approx(iv Interval) time.Duration {
 	day := 24 * time.Hour
 	switch iv.Unit {
 	case Day:

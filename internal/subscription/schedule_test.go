@@ -17,7 +17,7 @@ func TestDueFromTheAnchor(t *testing.T) {
 			anchor := time.Date(2024, month, day, 9, 30, 15, 0, time.UTC)
 			for _, unit := range Units {
 				for count := 1; count <= 3; count++ {
-					iv := Interval{unit, count}
+					iv := Interval{Unit: unit, Count: count}
 					checkSchedule(t, anchor, iv, 10)
 				}
 			}
@@ -26,7 +26,7 @@ func TestDueFromTheAnchor(t *testing.T) {
 	// A leap day anchor, yearly and monthly.
 	for _, unit := range []string{Month, Year} {
 		for count := 1; count <= 3; count++ {
-			checkSchedule(t, time.Date(2024, time.February, 29, 0, 0, 0, 0, time.UTC), Interval{unit, count}, 10)
+			checkSchedule(t, time.Date(2024, time.February, 29, 0, 0, 0, 0, time.UTC), Interval{Unit: unit, Count: count}, 10)
 		}
 	}
 }
@@ -85,16 +85,16 @@ func TestDueExamples(t *testing.T) {
 		n      int64
 		want   time.Time
 	}{
-		{d(2025, time.January, 31), Interval{Month, 1}, 1, d(2025, time.February, 28)},
-		{d(2024, time.January, 31), Interval{Month, 1}, 1, d(2024, time.February, 29)},
-		{d(2025, time.January, 31), Interval{Month, 1}, 2, d(2025, time.March, 31)},
-		{d(2025, time.January, 31), Interval{Month, 1}, 3, d(2025, time.April, 30)},
-		{d(2024, time.February, 29), Interval{Year, 1}, 1, d(2025, time.February, 28)},
-		{d(2024, time.February, 29), Interval{Year, 1}, 4, d(2028, time.February, 29)},
-		{d(2025, time.August, 31), Interval{Month, 6}, 1, d(2026, time.February, 28)},
-		{d(2025, time.March, 30), Interval{Week, 2}, 1, d(2025, time.April, 13)},
+		{d(2025, time.January, 31), Interval{Unit: Month, Count: 1}, 1, d(2025, time.February, 28)},
+		{d(2024, time.January, 31), Interval{Unit: Month, Count: 1}, 1, d(2024, time.February, 29)},
+		{d(2025, time.January, 31), Interval{Unit: Month, Count: 1}, 2, d(2025, time.March, 31)},
+		{d(2025, time.January, 31), Interval{Unit: Month, Count: 1}, 3, d(2025, time.April, 30)},
+		{d(2024, time.February, 29), Interval{Unit: Year, Count: 1}, 1, d(2025, time.February, 28)},
+		{d(2024, time.February, 29), Interval{Unit: Year, Count: 1}, 4, d(2028, time.February, 29)},
+		{d(2025, time.August, 31), Interval{Unit: Month, Count: 6}, 1, d(2026, time.February, 28)},
+		{d(2025, time.March, 30), Interval{Unit: Week, Count: 2}, 1, d(2025, time.April, 13)},
 		// UTC: a day is 24 hours even across a daylight saving change.
-		{time.Date(2025, time.March, 29, 23, 0, 0, 0, time.UTC), Interval{Day, 1}, 1,
+		{time.Date(2025, time.March, 29, 23, 0, 0, 0, time.UTC), Interval{Unit: Day, Count: 1}, 1,
 			time.Date(2025, time.March, 30, 23, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
@@ -110,7 +110,7 @@ func TestFirstAfter(t *testing.T) {
 	anchor := time.Date(2025, time.January, 31, 8, 0, 0, 0, time.UTC)
 	for _, unit := range Units {
 		for count := 1; count <= 3; count++ {
-			iv := Interval{unit, count}
+			iv := Interval{Unit: unit, Count: count}
 			for _, from := range []int64{0, 3} {
 				for days := 0; days < 3*365; days += 17 {
 					now := anchor.AddDate(0, 0, days).Add(time.Duration(days) * time.Minute)
@@ -171,8 +171,8 @@ func TestLifeCycle(t *testing.T) {
 		}
 	}
 	for _, s := range Statuses {
-		if s.Final() != (len(transitions[s]) == 0) {
-			t.Errorf("%s: final %v but %d moves", s, s.Final(), len(transitions[s]))
+		if Final(s) != (len(transitions[s]) == 0) {
+			t.Errorf("%s: final %v but %d moves", s, Final(s), len(transitions[s]))
 		}
 	}
 }

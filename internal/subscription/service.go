@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,24 +13,18 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/savedcard"
-	"github.com/paygate/paygate/internal/webhook"
+	"github.com/paygate/paygate/internal/recurring"
 )
 
 // Tx is what the subscription domain reads and writes in a transaction
-// (the store's transaction offers it all).
+// of its own (the store's transaction offers it all): what it writes in a
+// payment's (recurring.Tx) and the reads of a merchant's calls and of the
+// scheduler.
 type Tx interface {
-	CreateMandate(ctx context.Context, m *Mandate) error
-	UpdateMandate(ctx context.Context, m *Mandate) error
-	FindMandateByID(ctx context.Context, id string) (*Mandate, error)
+	recurring.Tx
 	FindMandateForKey(ctx context.Context, keyID, id string) (*Mandate, error)
-	CreateSubscription(ctx context.Context, s *Subscription) error
-	UpdateSubscription(ctx context.Context, s *Subscription) error
-	LockSubscription(ctx context.Context, id string) (*Subscription, error)
-	FindSavedCardForCharge(ctx context.Context, keyID, id string) (*savedcard.Card, error)
 	FindChannelByID(ctx context.Context, id string) (merchant.Channel, error)
 	KeyClockOffset(ctx context.Context, keyID string) (time.Duration, error)
-	webhook.RecordTx
 }
 
 // ChargeTx is what starting a charge needs: the subscription's statements
@@ -110,23 +103,11 @@ var hardDeclines = map[string]bool{
 // Hard reports whether a decline code ends a subscription at once.
 func Hard(code string) bool { return hardDeclines[code] }
 
-func txOf(t any) (Tx, error) {
-	tx, ok := t.(Tx)
-	if !ok {
-		return nil, fmt.Errorf("subscription: the transaction (%T) lacks the subscription's statements", t)
-	}
-	return tx, nil
-}
-
 // Begin implements payment.Recurring: a payment with terms creates a
 // pending mandate and an incomplete subscription of the payment's amount
 // and currency, due first at first_charge_at (docs/design/decisions.md
 // section 5).
-func (s *Service) Begin(ctx context.Context, ptx payment.CreateTx, p *payment.Payment) error {
-	tx, err := txOf(ptx)
-	if err != nil {
-		return err
-	}
+func (s *Service) Begin(ctx context.Context, tx recurring.Tx, p *payment.Payment) error {
 	t := p.Subscription
 	m := &Mandate{ID: s.NewID(), AccessKeyID: p.AccessKeyID, Status: MandatePending, PaymentID: p.ID,
 		ChannelID: p.ChannelID, CustomerReference: p.CustomerReference, DisclosureVersion: t.DisclosureVersion,
@@ -138,7 +119,7 @@ func (s *Service) Begin(ctx context.Context, ptx payment.CreateTx, p *payment.Pa
 		return err
 	}
 	sub := &Subscription{ID: s.NewID(), AccessKeyID: p.AccessKeyID, MandateID: m.ID, Status: Incomplete,
-		AmountMinor: p.AmountMinor, Currency: p.Currency, Interval: Interval{t.IntervalUnit, t.IntervalCount},
+		AmountMinor: p.AmountMinor, Currency: p.Currency, Interval: Interval{Unit: t.IntervalUnit, Count: t.IntervalCount},
 		Anchor: t.FirstChargeAt.UTC().Truncate(time.Microsecond), CreatedAt: p.CreatedAt, UpdatedAt: p.CreatedAt}
 	if err := tx.CreateSubscription(ctx, sub); err != nil {
 		return err
@@ -151,11 +132,7 @@ func (s *Service) Begin(ctx context.Context, ptx payment.CreateTx, p *payment.Pa
 }
 
 // Moved implements payment.Recurring.
-func (s *Service) Moved(ctx context.Context, etx payment.EventTx, p *payment.Payment) error {
-	tx, err := txOf(etx)
-	if err != nil {
-		return err
-	}
+func (s *Service) Moved(ctx context.Context, tx recurring.Tx, p *payment.Payment) error {
 	if p.SubscriptionPeriod == nil {
 		return s.consentMoved(ctx, tx, p)
 	}
@@ -166,7 +143,7 @@ func (s *Service) Moved(ctx context.Context, etx payment.EventTx, p *payment.Pay
 // becomes active with its saved card and the evidence of consent, the
 // subscription active) or ended otherwise (mandate failed, subscription
 // canceled) (docs/design/decisions.md section 5).
-func (s *Service) consentMoved(ctx context.Context, tx Tx, p *payment.Payment) error {
+func (s *Service) consentMoved(ctx context.Context, tx recurring.Tx, p *payment.Payment) error {
 	var ok bool
 	switch p.Status {
 	case payment.Succeeded:
@@ -244,7 +221,7 @@ func userAgent(device json.RawMessage) string {
 // a soft failure makes it past_due with retries after 1, 3 and 5 days,
 // the last one canceling it; a hard decline cancels it at once. An outcome
 // of a charge that is no longer the one in flight changes nothing.
-func (s *Service) chargeMoved(ctx context.Context, tx Tx, p *payment.Payment) error {
+func (s *Service) chargeMoved(ctx context.Context, tx recurring.Tx, p *payment.Payment) error {
 	var ok bool
 	switch p.Status {
 	case payment.Succeeded:
@@ -329,12 +306,12 @@ func (s *Service) schedule(sub *Subscription, m *Mandate) {
 
 // save writes sub by compare-and-set, refusing a change of status the
 // life cycle does not have, and records subscription.<status> on a change.
-func (s *Service) save(ctx context.Context, tx Tx, sub *Subscription) error {
+func (s *Service) save(ctx context.Context, tx recurring.Tx, sub *Subscription) error {
 	return s.lifecycle().Save(ctx, tx, sub, func() error { return tx.UpdateSubscription(ctx, sub) })
 }
 
 // changed records the event of a subscription's status change, once.
-func (s *Service) changed(ctx context.Context, tx Tx, sub *Subscription) error {
+func (s *Service) changed(ctx context.Context, tx recurring.Tx, sub *Subscription) error {
 	return s.lifecycle().Record(ctx, tx, sub)
 }
 
@@ -357,11 +334,11 @@ func (s *Service) mandateLifecycle() lifecycle.Kind[*Mandate, MandateStatus] {
 }
 
 // saveMandate writes m and records mandate.<status> on a change.
-func (s *Service) saveMandate(ctx context.Context, tx Tx, m *Mandate) error {
+func (s *Service) saveMandate(ctx context.Context, tx recurring.Tx, m *Mandate) error {
 	return s.mandateLifecycle().Save(ctx, tx, m, func() error { return tx.UpdateMandate(ctx, m) })
 }
 
-func (s *Service) mandateChanged(ctx context.Context, tx Tx, m *Mandate) error {
+func (s *Service) mandateChanged(ctx context.Context, tx recurring.Tx, m *Mandate) error {
 	return s.mandateLifecycle().Record(ctx, tx, m)
 }
 

@@ -10,12 +10,11 @@
 package subscription
 
 import (
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/lifecycle"
+	"github.com/paygate/paygate/internal/recurring"
 )
 
 // Resource names subscriptions and mandates among the resources of events.
@@ -24,8 +23,11 @@ const (
 	MandateResource = "mandate"
 )
 
-// Status is a subscription status of the client API (schema Subscription).
-type Status string
+// Status is a subscription status of the client API (schema
+// Subscription). The records a payment's transaction writes are
+// internal/recurring's, so that internal/payment can name them without
+// importing this package (docs/architecture.md, "Typed seams").
+type Status = recurring.Status
 
 // The subscription statuses.
 const (
@@ -40,8 +42,9 @@ const (
 // Statuses lists every status, in the client API's order.
 var Statuses = []Status{Incomplete, Active, PastDue, Paused, Canceled, Completed}
 
-// Final reports whether the subscription will never change again.
-func (s Status) Final() bool { return s == Canceled || s == Completed }
+// Final reports whether a subscription in status s will never change
+// again.
+func Final(s Status) bool { return s == Canceled || s == Completed }
 
 // transitions is the whole life cycle of a subscription
 // (docs/subscriptions.md, "Statuses"): from a status, the statuses it may
@@ -96,40 +99,10 @@ func (a Action) Allows(s Status) (Status, bool) {
 }
 
 // Subscription is one schedule of charges on a mandate.
-type Subscription struct {
-	ID          string
-	AccessKeyID string
-	MandateID   string
-	Status      Status
-	AmountMinor int64
-	Currency    string
-	Interval    Interval
-	// Anchor is when period 0 is due (first_charge_at or first_run_at):
-	// period n is due at Due(Anchor, Interval, n).
-	Anchor time.Time
-	// Period is the next period to charge; Attempt counts the charges of
-	// it made so far (0 until the first; a retry is attempt 1 to 3).
-	Period  int64
-	Attempt int
-	// FailedAt is when the period's first charge failed: retries are
-	// counted from it.
-	FailedAt *time.Time
-	// NextRunAt is when the scheduler next acts: the period's due time, a
-	// retry's time, or the card's expiry. Nil: nothing is scheduled
-	// (incomplete, paused, final).
-	NextRunAt *time.Time
-	// ChargingPaymentID is the charge in flight: while it is set no other
-	// charge starts.
-	ChargingPaymentID string
-	LastDeclineCode   string
-	Version           int64
-	StoredStatus      Status
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-}
+type Subscription = recurring.Subscription
 
-// Mandate statuses.
-type MandateStatus string
+// MandateStatus is a mandate status.
+type MandateStatus = recurring.MandateStatus
 
 // The mandate statuses (docs/subscriptions.md, "Mandates").
 const (
@@ -149,25 +122,7 @@ func CanMoveMandate(from, to MandateStatus) bool {
 }
 
 // Mandate is a payer's consent to be charged later on a saved card.
-type Mandate struct {
-	ID                string
-	AccessKeyID       string
-	Status            MandateStatus
-	PaymentID         string // the payment that carried the terms
-	ChannelID         string
-	CustomerReference string
-	DisclosureVersion string
-	SavedCardID       string // set when active
-	CardMask          string
-	CardExpMonth      int
-	CardExpYear       int
-	ConsentAt         *time.Time
-	Evidence          json.RawMessage // Evidence as JSON
-	Version           int64
-	StoredStatus      MandateStatus
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-}
+type Mandate = recurring.Mandate
 
 // Evidence is what Paygate keeps of a payer's consent: how it was given
 // and from where (docs/subscriptions.md, "Mandates").

@@ -239,11 +239,3 @@ func (h handler[R, T]) Unreadable(ctx context.Context, tx T, op *operation.Opera
 	v.Status, v.UpdatedAt = ManualReview, h.e.Service.now(ctx)
 	return h.e.Service.save(ctx, tx, v)
 }
-
-func engineTx(t operation.Tx) (EngineTx, error) {
-	tx, ok := t.(EngineTx)
-	if !ok {
-		return nil, fmt.Errorf("verification: the operation engine's transaction (%T) lacks the verification's statements", t)
-	}
-	return tx, nil
-}

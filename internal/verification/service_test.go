@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/fault"
@@ -51,33 +52,33 @@ func TestCreateRefusals(t *testing.T) {
 					n.Card.CVV = "12a"
 				}, fault.ValidationError, "card.cvv"},
 				{"an expired card", func(n *verification.New, _ *merchant.Key, _ **verification.Service) {
-					n.Card.ExpYear = r.clock.Now().Year() - 1
+					n.Card.ExpYear = r.Clock.Now().Year() - 1
 				}, fault.ValidationError, "card.expire_year"},
 				{"a year of three digits", func(n *verification.New, _ *merchant.Key, _ **verification.Service) {
 					n.Card.ExpYear = 999
 				}, fault.ValidationError, "card.expire_year"},
 				{"an expiry more than 50 years ahead", func(n *verification.New, _ *merchant.Key, _ **verification.Service) {
-					n.Card.ExpYear = r.clock.Now().Year() + 51
+					n.Card.ExpYear = r.Clock.Now().Year() + 51
 				}, fault.ValidationError, "card.expire_year"},
 				{"no channel of the key takes the currency", func(n *verification.New, _ *merchant.Key, _ **verification.Service) {
 					n.Currency = "CHF"
 				}, fault.ChannelNotAvailable, "currency"},
 				{"a profile without lookup", func(_ *verification.New, _ *merchant.Key, svc **verification.Service) {
-					*svc = verification.NewService(r.keyring, r.clock.Now, r.newID, provider.Registry{sandbox.Name: noLookup},
-						r.keyring, r.store, store.ErrNotFound, render)
+					*svc = verification.NewService(r.Keyring, r.Clock.Now, uuid.NewString, provider.Registry{sandbox.Name: noLookup},
+						r.Keyring, r.Store, store.ErrNotFound, r.svc.Render)
 				}, fault.CapabilityNotSupported, ""},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					k, in, svc := r.key(), r.of("4242424242424242"), r.svc
 					tc.edit(&in, &k, &svc)
-					err := r.store.InTx(r.ctx, func(tx *store.Tx) error {
-						_, err := svc.Create(r.ctx, tx, k, in)
+					err := r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
+						_, err := svc.Create(r.Ctx, tx, k, in)
 						return err
 					})
 					f := faultOf(t, err)
 					require.Equal(t, tc.code, f.Code, f.Message)
 					require.Equal(t, tc.field, f.Field)
-					evs, err := r.store.ListEvents(r.ctx, k.ID, webhook.EventFilter{Limit: 10})
+					evs, err := r.Store.ListEvents(r.Ctx, k.ID, webhook.EventFilter{Limit: 10})
 					require.NoError(t, err)
 					require.Empty(t, evs, "no card_verification.pending: no verification")
 					require.Empty(t, r.storedHashes(), "no check of the card counted")
@@ -102,38 +103,38 @@ func TestCreate(t *testing.T) {
 			k := r.key()
 			const number = "5555555555554444"
 			in := r.of(number)
-			ahead := r.ahead(k, 48*time.Hour)
+			ahead := r.Ahead(k, 48*time.Hour)
 			v, err := r.create(ahead, k, in)
 			require.NoError(t, err)
 			require.Equal(t, verification.Pending, v.Status)
 			require.Equal(t, "555555******4444", v.CardMask)
-			require.Equal(t, r.clock.Now().Add(48*time.Hour), v.CreatedAt)
+			require.Equal(t, r.Clock.Now().Add(48*time.Hour), v.CreatedAt)
 			require.Equal(t, v.CreatedAt.Add(verification.Lifetime), v.ExpiresAt)
 
 			stored := r.verification(v.ID)
 			require.Equal(t, verification.Pending, stored.Status)
 			require.Equal(t, v.ExpiresAt, stored.ExpiresAt)
 			require.NotContains(t, fmt.Sprintf("%+v", *stored), number[4:], "no card number in the verification")
-			require.Equal(t, []string{"card_verification.pending"}, r.events(k, v.ID))
+			require.Equal(t, []string{"card_verification.pending"}, r.Events(k, v.ID))
 			require.Equal(t, r.cardHashes(number), r.storedHashes(), "the card's keyed hash, never its number")
 
-			ops := storetest.OpenOperations(t, r.store, v.ID)
+			ops := storetest.OpenOperations(t, r.Store, v.ID)
 			require.Len(t, ops, 1)
-			op, err := r.store.FindOperation(r.ctx, ops[0])
+			op, err := r.Store.FindOperation(r.Ctx, ops[0])
 			require.NoError(t, err)
 			require.Equal(t, verification.OpCreate, op.Kind)
-			sealed, err := r.store.OperationSecret(r.ctx, op.ID)
+			sealed, err := r.Store.OperationSecret(r.Ctx, op.ID)
 			require.NoError(t, err)
 			require.NotContains(t, string(sealed), number[4:], "the card is sealed")
 
-			r.run(v.ID)
+			r.Run(v.ID)
 			got := r.verification(v.ID)
 			require.Equal(t, verification.CodeSent, got.Status)
 			require.NotEmpty(t, got.ProviderID)
-			require.Equal(t, 1, r.acquirer.Count(acquirer.EntryVerificationHold, op.ID), "the sum is held")
-			_, err = r.store.OperationSecret(r.ctx, op.ID)
+			require.Equal(t, 1, r.Acquirer.Count(acquirer.EntryVerificationHold, op.ID), "the sum is held")
+			_, err = r.Store.OperationSecret(r.Ctx, op.ID)
 			require.ErrorIs(t, err, store.ErrNotFound, "the card is forgotten once the provider has it")
-			require.Equal(t, []string{"card_verification.pending", "card_verification.code_sent"}, r.events(k, v.ID))
+			require.Equal(t, []string{"card_verification.pending", "card_verification.code_sent"}, r.Events(k, v.ID))
 
 			_, err = r.create(ahead, k, verification.New{OrderID: in.OrderID, Currency: "USD", Card: r.of("4242424242424242").Card})
 			f := faultOf(t, err)
@@ -178,17 +179,17 @@ func TestVerify(t *testing.T) {
 					require.Equal(t, verification.CodeSent, got.Status, "the answer comes later")
 					require.Equal(t, 1, got.VerifyAttempts, "counted at once")
 					require.Equal(t, 1, r.verification(v.ID).VerifyAttempts)
-					ops := storetest.OpenOperations(t, r.store, v.ID)
+					ops := storetest.OpenOperations(t, r.Store, v.ID)
 					require.Len(t, ops, 1)
-					sealed, err := r.store.OperationSecret(r.ctx, ops[0])
+					sealed, err := r.Store.OperationSecret(r.Ctx, ops[0])
 					require.NoError(t, err)
 					require.NotContains(t, string(sealed), `"`+tc.code+`"`, "the code is sealed")
 
-					r.run(v.ID)
+					r.Run(v.ID)
 					got = r.verification(v.ID)
 					require.Equal(t, tc.status, got.Status)
 					require.Equal(t, 1, got.VerifyAttempts)
-					require.Equal(t, tc.events, r.events(k, v.ID))
+					require.Equal(t, tc.events, r.Events(k, v.ID))
 				})
 			}
 
@@ -223,19 +224,19 @@ func TestAttemptsLimit(t *testing.T) {
 						require.NoError(t, err, "code %d", i)
 						require.Equal(t, i, got.VerifyAttempts)
 						if answered {
-							r.run(v.ID)
+							r.Run(v.ID)
 						}
 					}
 					_, err := r.verify(k, v.ID, "4242")
 					require.Equal(t, fault.VerificationNotAwaitingCode, faultOf(t, err).Code, "the right code, too late")
 					require.Equal(t, verification.DefaultMaxAttempts, r.verification(v.ID).VerifyAttempts)
 
-					r.run(v.ID)
+					r.Run(v.ID)
 					got := r.verification(v.ID)
 					require.Equal(t, verification.Failed, got.Status)
 					require.Equal(t, verification.DeclineAuthenticationFailed, got.DeclineCode)
 					require.Equal(t, []string{"card_verification.pending", "card_verification.code_sent", "card_verification.failed"},
-						r.events(k, v.ID))
+						r.Events(k, v.ID))
 				})
 			}
 		})
@@ -259,7 +260,7 @@ func TestCardLimit(t *testing.T) {
 			for i, k := range []merchant.Key{a, b, a} {
 				r.accepted(k, r.of(number))
 				if i < verification.CardLimit-1 {
-					r.clock.Add(time.Hour)
+					r.Clock.Add(time.Hour)
 				}
 			}
 			limited := func(t *testing.T, k merchant.Key, ctx context.Context, retryAfter time.Duration) {
@@ -271,22 +272,22 @@ func TestCardLimit(t *testing.T) {
 				require.Equal(t, retryAfter, f.RetryAfter)
 			}
 			t.Run("the fourth of a card", func(t *testing.T) {
-				limited(t, b, r.ctx, verification.CardWindow-2*time.Hour)
-				limited(t, r.key(), r.ctx, verification.CardWindow-2*time.Hour)
+				limited(t, b, r.Ctx, verification.CardWindow-2*time.Hour)
+				limited(t, r.key(), r.Ctx, verification.CardWindow-2*time.Hour)
 				r.accepted(a, r.of(luhnCard(1)))
 			})
 			t.Run("a key's clock ahead does not move the window", func(t *testing.T) {
 				c := r.key()
-				limited(t, c, r.ahead(c, 25*time.Hour), verification.CardWindow-2*time.Hour)
+				limited(t, c, r.Ahead(c, 25*time.Hour), verification.CardWindow-2*time.Hour)
 			})
 			t.Run("a check counts after a rotation of the master keys", func(t *testing.T) {
-				require.NoError(t, r.keyring.Rotate(filepath.Join(t.TempDir(), "master.key")))
-				limited(t, a, r.ctx, verification.CardWindow-2*time.Hour)
+				require.NoError(t, r.Keyring.Rotate(filepath.Join(t.TempDir(), "master.key")))
+				limited(t, a, r.Ctx, verification.CardWindow-2*time.Hour)
 			})
 			t.Run("free again once the oldest check is out of the window", func(t *testing.T) {
-				r.clock.Add(verification.CardWindow - 2*time.Hour)
+				r.Clock.Add(verification.CardWindow - 2*time.Hour)
 				r.accepted(b, r.of(number))
-				limited(t, b, r.ctx, time.Hour)
+				limited(t, b, r.Ctx, time.Hour)
 			})
 			hashes := r.storedHashes()
 			require.Len(t, hashes, 5, "the card's four checks and another card's")
@@ -314,11 +315,11 @@ func TestExpiry(t *testing.T) {
 			t.Run("waiting for its code", func(t *testing.T) {
 				k := r.key()
 				v := r.codeSent(k, "4242424242424242")
-				r.clock.Add(verification.Lifetime - time.Minute)
+				r.Clock.Add(verification.Lifetime - time.Minute)
 				require.Equal(t, time.Minute+time.Second, r.expire(v.ID), "before its deadline the job waits")
 				require.Equal(t, verification.CodeSent, r.verification(v.ID).Status)
 
-				r.clock.Add(time.Minute)
+				r.Clock.Add(time.Minute)
 				require.Zero(t, r.expire(v.ID))
 				got := r.verification(v.ID)
 				require.Equal(t, verification.Failed, got.Status)
@@ -326,14 +327,14 @@ func TestExpiry(t *testing.T) {
 				_, err := r.verify(k, v.ID, "4242")
 				require.Equal(t, fault.VerificationNotAwaitingCode, faultOf(t, err).Code)
 
-				ops := storetest.OpenOperations(t, r.store, v.ID)
+				ops := storetest.OpenOperations(t, r.Store, v.ID)
 				require.Len(t, ops, 1)
-				op, err := r.store.FindOperation(r.ctx, ops[0])
+				op, err := r.Store.FindOperation(r.Ctx, ops[0])
 				require.NoError(t, err)
 				require.Equal(t, verification.OpRelease, op.Kind)
-				r.run(v.ID)
+				r.Run(v.ID)
 				released := 0
-				for _, e := range r.acquirer.Ledger() {
+				for _, e := range r.Acquirer.Ledger() {
 					if e.Kind == acquirer.EntryRelease && e.Reason == "expired" && e.ResourceID == got.ProviderID {
 						released++
 					}
@@ -341,11 +342,11 @@ func TestExpiry(t *testing.T) {
 				require.Equal(t, 1, released, "the hold let go at the acquirer")
 				require.Equal(t, verification.Failed, r.verification(v.ID).Status, "the release changes no status")
 				require.Equal(t, []string{"card_verification.pending", "card_verification.code_sent", "card_verification.failed"},
-					r.events(k, v.ID))
+					r.Events(k, v.ID))
 			})
 			t.Run("waiting for the provider", func(t *testing.T) {
 				v := r.accepted(r.key(), r.of("4242424242424242"))
-				r.clock.Add(verification.Lifetime)
+				r.Clock.Add(verification.Lifetime)
 				require.Equal(t, time.Hour, r.expire(v.ID))
 				require.Equal(t, verification.Pending, r.verification(v.ID).Status)
 			})
@@ -355,11 +356,11 @@ func TestExpiry(t *testing.T) {
 				v := r.codeSent(k, number)
 				_, err := r.verify(k, v.ID, number[12:])
 				require.NoError(t, err)
-				r.run(v.ID)
-				r.clock.Add(verification.Lifetime)
+				r.Run(v.ID)
+				r.Clock.Add(verification.Lifetime)
 				require.Zero(t, r.expire(v.ID))
 				require.Equal(t, verification.Verified, r.verification(v.ID).Status)
-				require.Empty(t, storetest.OpenOperations(t, r.store, v.ID), "no release")
+				require.Empty(t, storetest.OpenOperations(t, r.Store, v.ID), "no release")
 			})
 		})
 	}
@@ -382,8 +383,8 @@ func TestLostCompareAndSet(t *testing.T) {
 			_, err := r.verify(k, v.ID, "0001")
 			require.NoError(t, err)
 
-			err = r.store.InTx(r.ctx, func(tx *store.Tx) error {
-				_, err := r.svc.Verify(r.ctx, tx, stale, "0002")
+			err = r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
+				_, err := r.svc.Verify(r.Ctx, tx, stale, "0002")
 				return err
 			})
 			require.ErrorIs(t, err, verification.ErrConflict)
@@ -392,7 +393,7 @@ func TestLostCompareAndSet(t *testing.T) {
 			require.Equal(t, fault.VerificationNotAwaitingCode, f.Code)
 			require.True(t, f.Retryable)
 			require.Equal(t, 1, r.verification(v.ID).VerifyAttempts, "the winner's attempt only")
-			require.Len(t, storetest.OpenOperations(t, r.store, v.ID), 1, "the winner's code only")
+			require.Len(t, storetest.OpenOperations(t, r.Store, v.ID), 1, "the winner's code only")
 		})
 	}
 }
@@ -438,10 +439,10 @@ func TestAnswers(t *testing.T) {
 						// The verification is put in from behind the life cycle's
 						// back: the store's write alone, no event.
 						v.Status = from
-						require.NoError(t, r.store.UpdateVerification(r.ctx, v))
-						before := r.events(k, v.ID)
+						require.NoError(t, r.Store.UpdateVerification(r.Ctx, v))
+						before := r.Events(k, v.ID)
 
-						op := &operation.Operation{ID: r.newID(), Resource: verification.Resource, ResourceID: v.ID,
+						op := &operation.Operation{ID: uuid.NewString(), Resource: verification.Resource, ResourceID: v.ID,
 							Kind: verification.OpCreate}
 						var out verification.Outcome
 						switch answer {
@@ -457,21 +458,21 @@ func TestAnswers(t *testing.T) {
 							op.Kind = verification.OpVerify
 							out = r.handler.Failed(op, "provider_unavailable").(verification.Outcome)
 						}
-						err := r.store.InTx(r.ctx, func(tx *store.Tx) error {
+						err := r.Store.InTx(r.Ctx, func(tx *store.Tx) error {
 							if answer == unreadable {
-								return r.handler.Unreadable(r.ctx, tx, op)
+								return r.handler.Unreadable(r.Ctx, tx, op)
 							}
-							return r.handler.Apply(r.ctx, tx, op, out)
+							return r.handler.Apply(r.Ctx, tx, op, out)
 						})
 						require.NoError(t, err)
 
 						got := r.verification(v.ID)
 						require.Equal(t, want[from][i], got.Status)
 						if want[from][i] == from {
-							require.Equal(t, before, r.events(k, v.ID), "no event")
+							require.Equal(t, before, r.Events(k, v.ID), "no event")
 							return
 						}
-						require.Equal(t, append(before, "card_verification."+string(want[from][i])), r.events(k, v.ID))
+						require.Equal(t, append(before, "card_verification."+string(want[from][i])), r.Events(k, v.ID))
 						switch answer {
 						case declined:
 							require.Equal(t, "card_declined", got.DeclineCode)
