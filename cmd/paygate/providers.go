@@ -71,10 +71,28 @@ func sandboxAcquirer(ctx context.Context, args []string, getenv func(string) str
 	key := fs.String("api-key", getenv("PAYGATE_SANDBOX_KEY"), "the API key adapters must present; empty: a random one, printed (PAYGATE_SANDBOX_KEY)")
 	state := fs.String("state-file", "", "keep the ledger and operations in this JSON file across restarts")
 	base := fs.String("base-url", "", "public base of its pages (3DS, checkout); default from each request's Host")
+	// Faults, to rehearse an outage (docs/sandbox.md, "Faults";
+	// docs/design/decisions.md section 17).
+	var f acquirer.Faults
+	fs.Int64Var(&f.Seed, "fault-seed", 1, "seed of the fault dice: one seed, one sequence of faults")
+	fs.Float64Var(&f.ServerErrorRate, "fault-503-rate", 0, "share of /v1 requests answered 503 before anything happens (0 to 1)")
+	fs.Float64Var(&f.TimeoutRate, "fault-timeout-rate", 0, "share of /v1 requests carried out whose answer never comes (0 to 1)")
+	fs.Float64Var(&f.UnreadableRate, "fault-unreadable-rate", 0, "share of /v1 requests carried out whose answer is cut short (0 to 1)")
+	fs.Float64Var(&f.RateLimitRate, "fault-429-rate", 0, "share of /v1 requests answered 429 before anything happens (0 to 1)")
+	fs.Float64Var(&f.LatencyRate, "fault-latency-rate", 0, "share of /v1 requests delayed by --fault-latency (0 to 1)")
+	fs.DurationVar(&f.Latency, "fault-latency", 0, "the delay of --fault-latency-rate")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
-	run, err := acquirer.Listen(*addr, acquirer.Config{APIKey: *key, StateFile: *state, BaseURL: *base})
+	for _, r := range []float64{f.ServerErrorRate, f.TimeoutRate, f.UnreadableRate, f.RateLimitRate, f.LatencyRate} {
+		if r < 0 || r > 1 {
+			return usageError{"a fault rate is a share from 0 to 1"}
+		}
+	}
+	if f.ServerErrorRate+f.TimeoutRate+f.UnreadableRate+f.RateLimitRate > 1 {
+		return usageError{"--fault-503-rate, --fault-timeout-rate, --fault-unreadable-rate and --fault-429-rate add up to at most 1"}
+	}
+	run, err := acquirer.Listen(*addr, acquirer.Config{APIKey: *key, StateFile: *state, BaseURL: *base, Faults: f})
 	if err != nil {
 		return err
 	}
