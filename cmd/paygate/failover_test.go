@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,6 +113,16 @@ func TestFailover(t *testing.T) {
 			require.Equal(t, "succeeded", p.Status)
 			require.Len(t, as, 1, "the open circuit skips the channel: %+v", as)
 			require.Equal(t, "sandbox", as[0].Channel)
+
+			// The metrics show it, per provider account.
+			res, err := http.Get(srv.url + "/metrics")
+			require.NoError(t, err)
+			metrics, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			require.Contains(t, string(metrics), `paygate_payment_reroutes_total{provider="down",reason="provider_unreachable"} 5`)
+			require.Contains(t, string(metrics), `paygate_provider_circuit_open{provider="down"} 1`)
+			require.Regexp(t, `paygate_payment_attempts_total\{outcome="succeeded",provider="sandbox"\} \d+`, string(metrics))
+			require.Contains(t, string(metrics), `paygate_payment_attempts_total{outcome="failed",provider="down"} 5`)
 
 			// A decline another acquirer may not share (the sandbox's
 			// processing_error) is tried once more; a card's decline is final.

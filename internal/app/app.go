@@ -200,8 +200,10 @@ func New(cfg Config) (*App, error) {
 	if cfg.Breaker == nil {
 		cfg.Breaker = circuit.New(time.Now)
 	}
+	metrics := server.NewMetrics(s.Collectors()...)
 	cfg.Breaker.OnChange = func(name string, st circuit.State) {
 		log.Warn("an acquirer's circuit changed", "provider", name, "circuit", string(st))
+		metrics.Circuit(name, st == circuit.Open)
 	}
 	a.Providers = account.NewRegistry(cfg.Providers, s, kr, cfg.Kinds, client, cfg.Breaker, log)
 	{
@@ -253,7 +255,7 @@ func New(cfg Config) (*App, error) {
 		func(ctx context.Context, fn func(payment.EngineTx) error) error {
 			return s.Batch(ctx, func(_ context.Context, tx *store.Tx) error { return fn(tx) })
 		},
-		a.Operations, log, pollEvery, cfg.ReturnURL, cfg.MaxAttempts)
+		a.Operations, log, pollEvery, cfg.ReturnURL, cfg.MaxAttempts, metrics)
 	a.Verifications = verification.NewEngine(
 		verification.NewService(kr, now, newID, a.Providers, kr, s, store.ErrNotFound, views.Verification), s,
 		func(ctx context.Context, fn func(verification.EngineTx) error) error {
@@ -298,7 +300,7 @@ func New(cfg Config) (*App, error) {
 	operation.AddHandoff(a.Handoff, a.Operations)
 	webhook.AddHandoff(a.Handoff, dispatcher)
 
-	a.Metrics = server.NewMetrics(s.Collectors()...)
+	a.Metrics = metrics
 	a.Metrics.ObserveBatches(s.BatchStats)
 	jo := cfg.Jobs
 	jo.Work, jo.Log, jo.Time, jo.Handoff = cfg.Work, log, cfg.RiverTime, a.Handoff

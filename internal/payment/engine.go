@@ -81,6 +81,8 @@ type Engine struct {
 	// MaxAttempts bounds a payment's attempts, one channel each
 	// (docs/design/decisions.md section 17); 0: DefaultMaxAttempts.
 	MaxAttempts int
+	// Observe hears attempts' ends and reroutes; nil: nobody.
+	Observe Observer
 	// PublicURL is the base of Paygate's own pages: a hosted payment's 3DS
 	// step returns the payer to PUBLIC_URL/checkout/{session}/return.
 	PublicURL string
@@ -90,9 +92,16 @@ type Engine struct {
 // dependency is an argument (docs/architecture.md, "The composition
 // root"). publicURL is the base of Paygate's own pages.
 func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, fn func(EngineTx) error) error,
-	ops Operations, log *slog.Logger, pollEvery time.Duration, publicURL string, maxAttempts int) *Engine {
+	ops Operations, log *slog.Logger, pollEvery time.Duration, publicURL string, maxAttempts int, obs Observer) *Engine {
 	return &Engine{Service: svc, Store: st, Transact: transact, Ops: ops, Log: log, PollEvery: pollEvery, PublicURL: publicURL,
-		MaxAttempts: maxAttempts}
+		MaxAttempts: maxAttempts, Observe: obs}
+}
+
+// Observer hears how attempts end and when a payment moves to its next
+// channel (the metrics of docs/design/decisions.md section 17).
+type Observer interface {
+	Attempt(provider, outcome string)
+	Reroute(provider, reason string)
 }
 
 // Handler is what the operation engine runs payments' operations with.

@@ -74,6 +74,9 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		}
 	}
 	next, follow := e.outcome(ctx, op, p, res, now)
+	if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm) && next != "" && next != RequiresAction {
+		e.Observe.Attempt(out.Provider, string(next))
+	}
 	if next != "" && CanMove(p.Status, next) {
 		if next != RequiresAction {
 			p.NextActionType, p.NextActionURL = "", ""

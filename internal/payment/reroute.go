@@ -126,10 +126,21 @@ func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Pa
 	if err := operation.QueueSecret(ctx, tx, e.Service.Sealer, next, plain); err != nil {
 		return false, err
 	}
+	left := p.ChannelID
 	// The next attempt is the acquirer's new payment: none yet.
 	p.ChannelID, p.ProviderPaymentID, p.UpdatedAt = cands[0].ID, "", now
 	if err := e.Service.save(ctx, tx, p); err != nil {
 		return false, err
+	}
+	if e.Observe != nil {
+		from := left
+		for _, c := range channels {
+			if c.ID == left {
+				from = c.Provider
+			}
+		}
+		e.Observe.Attempt(from, string(status))
+		e.Observe.Reroute(from, reason)
 	}
 	e.Log.Info("payment moved to its next channel", "payment_id", p.ID, "operation_id", op.ID,
 		"next_operation_id", next.ID, "channel", cands[0].Alias, "reason", reason)

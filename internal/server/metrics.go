@@ -19,6 +19,27 @@ type Metrics struct {
 	// Jobs counts finished River jobs by kind and outcome; cmd feeds it from
 	// River's event subscription.
 	Jobs *prometheus.CounterVec
+	// Payments' attempts by provider account and outcome, reroutes by the
+	// account left and why, and each account's circuit (1 open, 0 closed)
+	// (docs/design/decisions.md section 17).
+	attempts *prometheus.CounterVec
+	reroutes *prometheus.CounterVec
+	circuits *prometheus.GaugeVec
+}
+
+// Attempt counts a payment attempt's end on a provider account.
+func (m *Metrics) Attempt(provider, outcome string) { m.attempts.WithLabelValues(provider, outcome).Inc() }
+
+// Reroute counts a payment moved from a provider account to the next.
+func (m *Metrics) Reroute(provider, reason string) { m.reroutes.WithLabelValues(provider, reason).Inc() }
+
+// Circuit sets a provider account's circuit: open or not.
+func (m *Metrics) Circuit(provider string, open bool) {
+	v := 0.0
+	if open {
+		v = 1
+	}
+	m.circuits.WithLabelValues(provider).Set(v)
 }
 
 // NewMetrics registers the metrics, with the collectors of other parts
@@ -36,8 +57,17 @@ func NewMetrics(more ...prometheus.Collector) *Metrics {
 		Jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygate_jobs_total", Help: "Finished background jobs by kind and outcome.",
 		}, []string{"kind", "outcome"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_payment_attempts_total", Help: "Ended payment attempts by provider account and outcome.",
+		}, []string{"provider", "outcome"}),
+		reroutes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_payment_reroutes_total", Help: "Payments moved to their next channel, by the provider account left and why.",
+		}, []string{"provider", "reason"}),
+		circuits: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "paygate_provider_circuit_open", Help: "1 while a provider account's circuit is open in this process.",
+		}, []string{"provider"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, m.Jobs,
+	m.Registry.MustRegister(m.requests, m.latency, m.Jobs, m.attempts, m.reroutes, m.circuits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Registry.MustRegister(more...)
 	return m
