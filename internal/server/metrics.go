@@ -28,10 +28,14 @@ type Metrics struct {
 }
 
 // Attempt counts a payment attempt's end on a provider account.
-func (m *Metrics) Attempt(provider, outcome string) { m.attempts.WithLabelValues(provider, outcome).Inc() }
+func (m *Metrics) Attempt(provider, outcome string) {
+	m.attempts.WithLabelValues(provider, outcome).Inc()
+}
 
 // Reroute counts a payment moved from a provider account to the next.
-func (m *Metrics) Reroute(provider, reason string) { m.reroutes.WithLabelValues(provider, reason).Inc() }
+func (m *Metrics) Reroute(provider, reason string) {
+	m.reroutes.WithLabelValues(provider, reason).Inc()
+}
 
 // Circuit sets a provider account's circuit: open or not.
 func (m *Metrics) Circuit(provider string, open bool) {
