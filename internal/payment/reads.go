@@ -137,6 +137,12 @@ func (s *Service) Attempts(ctx context.Context, p *Payment) ([]Attempt, error) {
 	if err != nil {
 		return nil, err
 	}
+	return AttemptsOf(p, prior, ch), nil
+}
+
+// AttemptsOf is a payment's attempts: the earlier ones, as stored, then
+// the payment on its own channel ch.
+func AttemptsOf(p *Payment, prior []Attempt, ch merchant.Channel) []Attempt {
 	cur := Attempt{PaymentID: p.ID, ChannelID: ch.ID, Channel: ch.Alias, Status: p.Status, DeclineCode: p.DeclineCode,
 		CreatedAt: p.CreatedAt}
 	if n := len(prior); n > 0 {
@@ -146,7 +152,7 @@ func (s *Service) Attempts(ctx context.Context, p *Payment) ([]Attempt, error) {
 	case PartiallyRefunded, Refunded:
 		cur.Status = Succeeded // the attempt succeeded; refunds came after
 	}
-	return append(prior, cur), nil
+	return append(prior, cur)
 }
 
 // Refunds are p's refunds (listPaymentRefunds (GET

@@ -68,6 +68,15 @@ func (c paymentPages) PaymentDetail(ctx context.Context, p *payment.Payment) (pa
 	if d.Refunds, err = c.store.ListRefunds(ctx, p.ID); err != nil {
 		return d, err
 	}
+	prior, err := c.store.PaymentAttempts(ctx, p.ID)
+	if err != nil {
+		return d, err
+	}
+	ch, err := c.store.FindChannelByID(ctx, p.ChannelID)
+	if err != nil {
+		return d, err
+	}
+	d.Attempts = payment.AttemptsOf(p, prior, ch)
 	d.Events, err = resourceEvents(ctx, c.store, p.AccessKeyID, p.ID)
 	if err != nil {
 		return d, err

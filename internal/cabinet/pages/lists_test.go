@@ -1,6 +1,7 @@
 package pages_test
 
 import (
+	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paygate/paygate/internal/cabinet"
@@ -257,5 +259,32 @@ func TestFilterValidation(t *testing.T) {
 			require.NotContains(t, a.body, "<option selected>")
 			require.True(t, slices.Contains(rows(everyList[0].row, a.body), ok))
 		})
+	})
+}
+
+// TestPaymentAttempts: a payment tried on two channels shows its attempts,
+// oldest first, with why the next was made; a payment of one attempt
+// shows none (docs/design/decisions.md section 17).
+func TestPaymentAttempts(t *testing.T) {
+	eachDB(t, func(t *testing.T, db storetest.Database) {
+		e := newEnv(t, db, options{})
+		ctx := context.Background()
+		chs, err := e.store.ChannelsForKey(ctx, e.a.ID)
+		require.NoError(t, err)
+		first, err := e.store.FindChannelByAlias(ctx, "sandbox-refunds")
+		require.NoError(t, err)
+		p := e.payment(t, e.a, nil)
+		single := e.payment(t, e.a, nil)
+		require.NoError(t, e.store.CreatePaymentAttempt(ctx, payment.Attempt{OperationID: uuid.NewString(), PaymentID: p.ID,
+			ChannelID: first.ID, Status: payment.Failed, DeclineCode: "processing_error", Reason: payment.ReasonSoftDecline,
+			CreatedAt: p.CreatedAt, EndedAt: p.CreatedAt.Add(time.Second)}))
+		ann := e.signedIn(t, "ann@example.com", cabinet.Admin, e.a)
+		page := ann.get("/cabinet/payments/" + p.ID)
+		require.Equal(t, http.StatusOK, page.status)
+		require.Contains(t, page.body, "<h2>Attempts</h2>")
+		i, j := strings.Index(page.body, "<td>sandbox-refunds</td>"), strings.Index(page.body, "<td>"+chs[0].Alias+"</td>")
+		require.True(t, i > 0 && j > i, "oldest first: %s", page.body)
+		require.Contains(t, page.body, "<td>soft_decline</td>")
+		require.NotContains(t, ann.get("/cabinet/payments/"+single.ID).body, "<h2>Attempts</h2>")
 	})
 }

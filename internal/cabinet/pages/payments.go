@@ -62,8 +62,11 @@ type Event struct {
 // Detail is what a payment's page shows besides the payment.
 type Detail struct {
 	Operations []operation.Operation
-	Refunds    []payment.Refund
-	Events     []Event
+	// Attempts are the payment's tries, one channel each, oldest first
+	// (docs/design/decisions.md section 17).
+	Attempts []payment.Attempt
+	Refunds  []payment.Refund
+	Events   []Event
 }
 
 // PaymentsReader is what the payments pages read; internal/cabinet/data
@@ -350,6 +353,7 @@ type detailView struct {
 	Created    string
 	Updated    string
 	Operations []operation.Operation
+	Attempts   []payment.Attempt
 	Refunds    []payment.Refund
 	Events     []Event
 	Money      func(int64) string
@@ -385,7 +389,7 @@ func (pg *Pages) PaymentPage() http.Handler {
 		pg.renderData(w, http.StatusOK, "payment", detailView{view: base,
 			P: p, Amount: f(p.AmountMinor), Captured: f(p.CapturedAmountMinor), Refunded: f(p.RefundedAmountMinor),
 			Created: stamp(p.CreatedAt), Updated: stamp(p.UpdatedAt), Operations: d.Operations, Refunds: d.Refunds,
-			Events: d.Events, Money: f})
+			Attempts: d.Attempts, Events: d.Events, Money: f})
 	})
 }
 
@@ -440,6 +444,9 @@ var _ = template.Must(tmpl.Parse(`
 <dt>Created</dt><dd>{{.Created}}</dd>
 <dt>Updated</dt><dd>{{.Updated}}</dd>
 </dl>
+{{if gt (len .Attempts) 1}}<h2>Attempts</h2><div class="scroll"><table><thead><tr><th>Started (UTC)</th><th>Channel</th><th>Status</th><th>Decline</th><th>Next because</th></tr></thead><tbody>
+{{range .Attempts}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{.Channel}}</td><td>{{template "status" .Status}}</td><td>{{.DeclineCode}}</td><td>{{.Reason}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 <h2>Operations</h2>
 {{if .Operations}}<div class="scroll"><table><thead><tr><th>Created (UTC)</th><th>Kind</th><th>State</th><th>Amount</th><th>Result</th></tr></thead><tbody>
 {{range .Operations}}<tr><td>{{.CreatedAt.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{.Kind}}</td><td>{{template "status" .State}}</td><td class="num">{{call $.Money .AmountMinor}}</td><td>{{.Result}}</td></tr>
