@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -213,11 +212,6 @@ func New(cfg Config) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the provider accounts: %w", err)
 		}
-		accounts, err := s.ListProviderAccounts(context.Background())
-		if err != nil {
-			return nil, err
-		}
-		cfg.ProviderOrigins = append(slices.Clone(cfg.ProviderOrigins), account.Origins(cfg.Kinds, accounts)...)
 	}
 	a.BINs = &cardinfo.Service{Store: s, Now: now, NewID: newID, Log: log}
 	a.Allowances = allowance.NewService(s, now)
@@ -321,7 +315,8 @@ func New(cfg Config) (*App, error) {
 	}
 	a.Server, err = server.New(server.Config{
 		Environment: cfg.Environment, Version: cfg.Version, PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
-		TrustedProxies: cfg.TrustedProxies, KeyCache: cfg.KeyCache, ProviderOrigins: cfg.ProviderOrigins, OpsOnly: cfg.OpsOnly,
+		TrustedProxies: cfg.TrustedProxies, KeyCache: cfg.KeyCache, ProviderOrigins: cfg.ProviderOrigins,
+		AccountOrigins: a.Providers.AccountOrigins, OpsOnly: cfg.OpsOnly,
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine, Providers: a.Providers,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,

@@ -237,7 +237,7 @@ func (pg *Pages) redirectToProvider(w http.ResponseWriter, r *http.Request, cs *
 // that form-action does not govern) with a link to click.
 func (pg *Pages) sendPayer(w http.ResponseWriter, r *http.Request, cs *checkoutSession, to string) {
 	o := origin(to)
-	if o == origin(cs.p.ReturnURL) || slices.ContainsFunc(pg.cfg.ProviderOrigins, func(p string) bool { return origin(p) == o }) {
+	if o == origin(cs.p.ReturnURL) || slices.ContainsFunc(pg.origins(), func(p string) bool { return origin(p) == o }) {
 		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}

@@ -103,7 +103,7 @@ func (pg *Pages) pagePolicy(v pageView) string {
 		script += " 'nonce-" + v.Nonce + "'"
 	}
 	form := []string{"'self'"}
-	for _, t := range append(append([]string(nil), pg.cfg.ProviderOrigins...), v.formTargets...) {
+	for _, t := range append(pg.origins(), v.formTargets...) {
 		if o := origin(t); o != "" && !strings.Contains(strings.Join(form, " "), o) {
 			form = append(form, o)
 		}

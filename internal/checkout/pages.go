@@ -10,6 +10,7 @@ package checkout
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/paygate/paygate/internal/fault"
@@ -30,6 +31,10 @@ type Config struct {
 	// ProviderOrigins are the origins of the providers' payer pages (3DS,
 	// hosted checkout): the forms may lead there (CSP form-action).
 	ProviderOrigins []string
+	// AccountOrigins, when set, adds the origins of the acquirer
+	// accounts' pages as the accounts are read now (they change while
+	// Paygate runs).
+	AccountOrigins func() []string
 	// Proxies are the trusted proxies, whose forwarded headers give the
 	// payer's address and scheme.
 	Proxies forwarded.Proxies
@@ -119,4 +124,12 @@ func New(cfg Config, d Deps) (*Pages, error) {
 	}
 	return &Pages{cfg: cfg, store: d.Store, payments: d.Payments, engine: d.Engine, validator: d.Validator,
 		log: d.Log, now: d.Now, formKeys: fk, requestID: d.RequestID, statusOf: d.StatusOf}, nil
+}
+
+// origins are the origins of the providers' payer pages now.
+func (pg *Pages) origins() []string {
+	if pg.cfg.AccountOrigins == nil {
+		return pg.cfg.ProviderOrigins
+	}
+	return append(slices.Clone(pg.cfg.ProviderOrigins), pg.cfg.AccountOrigins()...)
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
 	// lead there (Content-Security-Policy form-action).
 	ProviderOrigins []string
+	// AccountOrigins are the acquirer accounts' page origins, as read now
+	// (checkout.Config.AccountOrigins); nil: none.
+	AccountOrigins func() []string
 	// KeyCache is how long an access key looked up is kept: 0 is
 	// DefaultKeyCache in production and nothing in the sandbox (see
 	// DefaultKeyCache), less than 0 nothing is kept.
@@ -195,7 +198,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cd.Engine = d.Engine
 	}
 	if s.checkout, err = checkout.New(checkout.Config{Environment: cfg.Environment, PublicURL: cfg.PublicURL,
-		ProviderOrigins: cfg.ProviderOrigins, Proxies: s.proxies}, cd); err != nil {
+		ProviderOrigins: cfg.ProviderOrigins, AccountOrigins: cfg.AccountOrigins, Proxies: s.proxies}, cd); err != nil {
 		return nil, err
 	}
 	if d.Cabinet != nil {

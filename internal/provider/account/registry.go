@@ -36,6 +36,7 @@ type Registry struct {
 	reloads  sync.Mutex
 	mu       sync.RWMutex
 	accounts map[string]entry
+	origins  []string // of the stored accounts' payer pages
 }
 
 type entry struct {
@@ -120,8 +121,9 @@ func (r *Registry) Reload(ctx context.Context) error {
 		}
 		next[a.Name] = r.build(a)
 	}
+	origins := Origins(r.kinds, list)
 	r.mu.Lock()
-	r.accounts = next
+	r.accounts, r.origins = next, origins
 	r.mu.Unlock()
 	return nil
 }
@@ -148,9 +150,17 @@ func (r *Registry) build(a Account) entry {
 	return e
 }
 
-// Origins are the origins of the payer pages of the built-in providers
-// and of every kind at the stored accounts' base URLs, for the checkout's
-// form-action (docs/checkout.md).
+// AccountOrigins are the origins of the stored accounts' payer pages (3DS,
+// hosted checkout) as last read: the checkout's forms may lead there
+// (docs/checkout.md).
+func (r *Registry) AccountOrigins() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.origins
+}
+
+// Origins are the origins of the payer pages of every kind at the
+// accounts' base URLs, for the checkout's form-action (docs/checkout.md).
 func Origins(kinds Kinds, accounts []Account) []string {
 	var out []string
 	for _, a := range accounts {
