@@ -110,6 +110,11 @@ func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Pa
 	// countries only is not tried again.
 	pay := merchant.Payment{AmountMinor: p.AmountMinor, CardKnown: sec.Card != nil, Scheme: p.CardScheme}
 	cands := merchant.Candidates(channels, pay, func(c merchant.Channel) bool {
+		// A hosted payment's card was entered on Paygate's own page: only
+		// a channel that takes cards that way.
+		if p.Kind == KindHosted && c.CheckoutMode != merchant.CheckoutPlatform {
+			return false
+		}
 		return !tried[c.ID] && c.Serves(p.Method, p.Currency) && e.Service.Providers.Available(c.Provider) &&
 			e.Service.channelHas(c, need) == nil
 	}, p.ID)
