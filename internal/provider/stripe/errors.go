@@ -12,6 +12,7 @@ import (
 	sdk "github.com/stripe/stripe-go/v85"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/circuit"
 )
 
 // observedKey carries, in a call's context, where the transport records
@@ -65,6 +66,9 @@ func classify(err error, o *observed) *provider.Error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return &provider.Error{Kind: provider.OutcomeUnknown, Message: "no answer from Stripe in time"}
+	}
+	if errors.Is(err, circuit.ErrOpen) {
+		return &provider.Error{Kind: provider.Transient, Message: "not sent: the account's circuit is open", Err: circuit.ErrOpen, Unsent: true}
 	}
 	if unreached(err) {
 		return &provider.Error{Kind: provider.Transient, Message: "Stripe could not be reached", Err: safeNetErr(err), Unsent: true}

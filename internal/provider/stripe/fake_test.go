@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/account"
+	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/provider/stripe/stripetest"
@@ -382,4 +383,23 @@ func TestLostAnswerWhileSearchLags(t *testing.T) {
 	_, err = a.Pay(ctx, other)
 	require.Equal(t, provider.OutcomeUnknown, provider.KindOf(err), "%v", err)
 	require.Equal(t, 1, f.Moves(r.OperationID))
+}
+
+// TestCircuitOpen: a call an open circuit refuses is sent nowhere and
+// reads as a call that did nothing, naming the circuit.
+func TestCircuitOpen(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	b := circuit.New(time.Now)
+	a := stripe.New("s", f.URL, "sk_test_x", b.Client("s", nil))
+	for range circuit.Threshold {
+		f.Inject(stripetest.Fault{Path: "/v1/payment_methods", Times: 1, Mode: stripetest.Unavailable})
+		_, err := a.Pay(context.Background(), pay("op_c", card("4242424242424242")))
+		require.Equal(t, provider.Transient, provider.KindOf(err))
+	}
+	before := len(f.Requests())
+	_, err := a.Pay(context.Background(), pay("op_c2", card("4242424242424242")))
+	require.True(t, provider.IsUnsent(err))
+	require.ErrorIs(t, err, circuit.ErrOpen)
+	require.Len(t, f.Requests(), before, "nothing sent")
 }
