@@ -18,7 +18,7 @@ import (
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var db dbFlags
+	db := dbFlags{create: true} // any process may start the database (docs/cli.md, "migrate")
 	db.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}

@@ -47,6 +47,9 @@ func masterKey(ctx context.Context, args []string, getenv func(string) string, s
 	if db.masterKey != "" {
 		return errors.New("the master key comes from PAYGATE_MASTER_KEY: rotate by hand (docs/operations.md), not with this command")
 	}
+	if err := db.ready(stderr); err != nil {
+		return err
+	}
 	if db.databaseURL == "" {
 		unlock, err := lockDataDir(db.dataDir)
 		if err != nil {

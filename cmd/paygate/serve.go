@@ -27,7 +27,7 @@ import (
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var db dbFlags
+	db := dbFlags{create: true} // a first start makes the data folder (docs/design/decisions.md section 10)
 	db.register(fs, getenv)
 	var prov providerFlags
 	prov.register(fs, getenv)
