@@ -354,10 +354,20 @@ func (s *Server) observe(r *http.Request, pattern string, status int, start time
 	if s.metrics != nil {
 		s.metrics.observeRequest(pattern, status, elapsed)
 	}
-	s.log.Info("request", "request_id", requestID(r.Context()), "method", r.Method, "route", pattern,
+	level := slog.LevelInfo
+	if pattern == polledRoute && status < 400 {
+		level = slog.LevelDebug
+	}
+	s.log.Log(r.Context(), level, "request", "request_id", requestID(r.Context()), "method", r.Method, "route", pattern,
 		"status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
 		"access_key", r.Header.Get("X-Access-Key"))
 }
+
+// polledRoute is read over and over by design (`paygate listen` asks for
+// new events every second): its answered reads are logged at debug, so
+// they do not bury the other lines (docs/operations.md, "Logs"). Its
+// refusals stay at info, and the metrics count every request.
+const polledRoute = "GET /api/v1/events"
 
 // recorder remembers the status a handler answered with.
 type recorder struct {
