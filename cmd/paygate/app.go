@@ -260,8 +260,7 @@ func dbCommand(group, subs string, args []string, getenv func(string) string, st
 	if len(args) == 0 {
 		return nil, nil, nil, usageError{group + " needs " + subs}
 	}
-	fs := flag.NewFlagSet(group+" "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(group+" "+args[0], stderr)
 	db := &dbFlags{}
 	db.register(fs, getenv)
 	db.registerInit(fs)

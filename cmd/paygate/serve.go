@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,8 +24,7 @@ import (
 // serve runs the API and the workers until ctx ends (SIGINT/SIGTERM), then
 // stops accepting, lets in-flight requests and jobs finish, and closes.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr)
 	db := dbFlags{create: true} // a first start makes the data folder (docs/design/decisions.md section 10)
 	db.register(fs, getenv)
 	var prov providerFlags
