@@ -48,6 +48,11 @@ type Config struct {
 	// OpsOnly serves only health, the OpenAPI document and metrics: a
 	// worker process (serve --role worker).
 	OpsOnly bool
+	// MetricsApart leaves GET /metrics off the API's routes: it is
+	// unauthenticated, and served on a listener of its own (serve
+	// --metrics-addr; docs/operations.md, "Metrics"). Requests are still
+	// counted.
+	MetricsApart bool
 	// ProviderOrigins are the origins of the providers' payer pages (3DS,
 	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
 	// lead there (Content-Security-Policy form-action).
