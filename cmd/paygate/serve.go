@@ -239,7 +239,7 @@ func serveMetrics(addr string, h http.Handler) (at string, stop func(), err erro
 // warnNoChannel warns when production has no channel on an acquirer: it
 // would start and refuse every payment with channel_not_available. The
 // sandbox's channels do not count, since production refuses the sandbox
-// acquirer (docs/design/decisions.md section 16).
+// acquirer (docs/design/decisions.md section 7).
 func warnNoChannel(ctx context.Context, s *store.Store, stderr io.Writer) error {
 	chs, err := s.ListChannels(ctx)
 	if err != nil {
