@@ -17,8 +17,8 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/account"
 	"github.com/paygate/paygate/internal/provider/circuit"
-	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -236,17 +236,25 @@ func serveMetrics(addr string, h http.Handler) (at string, stop func(), err erro
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// warnNoChannel warns when production has no channel on an acquirer: it
-// would start and refuse every payment with channel_not_available. The
-// sandbox's channels do not count, since production refuses the sandbox
-// acquirer (docs/design/decisions.md section 7).
+// warnNoChannel warns when production has no channel on an enabled
+// acquirer account: it would start and refuse every payment with
+// channel_not_available. The built-in sandbox account does not count,
+// since production refuses it (docs/design/decisions.md section 16).
 func warnNoChannel(ctx context.Context, s *store.Store, stderr io.Writer) error {
+	accounts, err := s.ListProviderAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	enabled := map[string]bool{}
+	for _, a := range accounts {
+		enabled[a.Name] = a.Status == account.Enabled && a.Name != account.Builtin
+	}
 	chs, err := s.ListChannels(ctx)
 	if err != nil {
 		return err
 	}
 	for _, c := range chs {
-		if c.Provider != sandbox.Name {
+		if enabled[c.Provider] {
 			return nil
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,9 +108,22 @@ func TestMetricsAddr(t *testing.T) {
 	require.Equal(t, http.StatusOK, get(m[1]))
 	require.Equal(t, http.StatusNotFound, get(apart.url+"/metrics"))
 
-	prod := start(t, map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_ENVIRONMENT": "production"})
+	prodEnv := map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_ENVIRONMENT": "production"}
+	prod := start(t, prodEnv)
 	require.Equal(t, http.StatusNotFound, get(prod.url+"/metrics"))
 	require.Contains(t, prod.stderr.String(), "WARNING: production has no payment channel on an acquirer")
 	require.Contains(t, prod.stderr.String(), "paygate providers add --name NAME --kind stripe --secret-key-file FILE")
 	require.Contains(t, prod.stderr.String(), "paygate channels create --alias ALIAS --provider NAME --methods card --currencies USD --auto-assign")
+
+	// The commands it names, then a restart: no warning.
+	keyFile := filepath.Join(t.TempDir(), "sk")
+	require.NoError(t, os.WriteFile(keyFile, []byte("sk_live_"+strings.Repeat("x", 24)), 0o600))
+	_, err := cli(t, prodEnv, "providers", "add", "--name", "acq", "--kind", "stripe", "--secret-key-file", keyFile)
+	require.NoError(t, err)
+	_, err = cli(t, prodEnv, "channels", "create", "--alias", "card-usd", "--provider", "acq", "--methods", "card",
+		"--currencies", "USD", "--auto-assign")
+	require.NoError(t, err)
+	require.NoError(t, prod.stop())
+	again := start(t, prodEnv)
+	require.NotContains(t, again.stderr.String(), "WARNING")
 }
