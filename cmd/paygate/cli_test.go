@@ -32,10 +32,11 @@ func TestHelpAndVersion(t *testing.T) {
 		require.NoError(t, err)
 		require.Regexp(t, `^paygate \d+\.\d+\.\d+ \(API \d+\.\d+\.\d+\)\n$`, out)
 	}
-	flagLine := regexp.MustCompile(`^  --?[a-zA-Z][a-zA-Z-]*( [A-Z_]+)? +\S`)
+	flagLine := regexp.MustCompile(`^  --?[a-zA-Z][a-zA-Z0-9-]*( [A-Z_]+)? +\S`)
 	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
 		{"channels", "list"}, {"limits", "set"}, {"users", "create"}, {"bins", "import"}, {"webhooks", "add"},
-		{"master-key", "rotate"}, {"backup"}, {"call"}, {"listen"}, {"trigger"}} {
+		{"master-key", "rotate"}, {"backup"}, {"call"}, {"listen"}, {"trigger"}, {"providers", "add"}, {"channels", "create"},
+		{"sandbox-acquirer"}} {
 		for _, h := range []string{"-h", "--help"} {
 			out, stderr, err := runAll(nil, append(append([]string{}, cmd...), h)...)
 			require.NoError(t, err, "%v %s", cmd, h)
