@@ -261,7 +261,7 @@ func warnNoChannel(ctx context.Context, s *store.Store, stderr io.Writer) error 
 	fmt.Fprint(stderr, `
 WARNING: production has no payment channel on an acquirer: every payment will be
 refused with 422 channel_not_available. Add an acquirer account and a channel
-(the database flags as for serve); running servers see them within 5 seconds:
+(the database flags as for serve); running servers see them within 2 seconds:
 
   paygate providers add --name NAME --kind stripe --secret-key-file FILE
   paygate channels create --alias ALIAS --provider NAME --methods card --currencies USD --auto-assign
