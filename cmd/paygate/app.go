@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
@@ -31,6 +33,12 @@ type dbFlags struct {
 	masterKey     string // PAYGATE_MASTER_KEY: the key file's text
 	logLevel      string
 	clockFile     string // PAYGATE_CLOCK_FILE: the sandbox test hook of clock.go
+	command       string // "serve", "keys create": the first line on stderr names it
+	// create lets the command start a new data folder (the SQLite
+	// database, the master key file) where there is none: serve and
+	// migrate always, the admin commands only with --init.
+	create    bool
+	announced bool // where() was written
 }
 
 func (f *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -45,6 +53,87 @@ func (f *dbFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.logLevel, "log-level", envOr(getenv, "PAYGATE_LOG_LEVEL", "info"), "debug, info, warn or error (PAYGATE_LOG_LEVEL)")
 	f.masterKey = getenv("PAYGATE_MASTER_KEY")
 	f.clockFile = getenv("PAYGATE_CLOCK_FILE")
+	f.command = fs.Name()
+}
+
+// registerInit adds --init to an admin command: without it the command
+// refuses to start a new data folder, so that one run from another folder
+// says so instead of answering from an empty database with a new master
+// key (docs/cli.md, "Database flags").
+func (f *dbFlags) registerInit(fs *flag.FlagSet) {
+	fs.BoolVar(&f.create, "init", false, "start a new data folder (SQLite database, master key file) if there is none here")
+}
+
+// where says which data folder, database and master key a command uses:
+// the first line it writes to stderr. A PostgreSQL URL is shown without
+// its password or parameters.
+func (f *dbFlags) where() string {
+	dir, err := filepath.Abs(f.dataDir)
+	if err != nil {
+		dir = f.dataDir
+	}
+	keyFile, err := filepath.Abs(f.masterKeyPath())
+	if err != nil {
+		keyFile = f.masterKeyPath()
+	}
+	key := "master key " + keyFile
+	if f.masterKey != "" {
+		key = "master key from PAYGATE_MASTER_KEY"
+	}
+	if f.databaseURL == "" {
+		return fmt.Sprintf("paygate %s: data folder %s, SQLite database %s, %s", f.command, dir,
+			filepath.Join(dir, "paygate.db"), key)
+	}
+	shown := "(unreadable URL)"
+	if u, err := url.Parse(f.databaseURL); err == nil {
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		u.RawQuery, u.Fragment = "", ""
+		shown = u.String()
+	}
+	return fmt.Sprintf("paygate %s: PostgreSQL database %s, data folder %s, %s", f.command, shown, dir, key)
+}
+
+// masterKeyPath is the master key file: --master-key-file, else
+// DATA_DIR/master.key.
+func (f *dbFlags) masterKeyPath() string {
+	if f.masterKeyFile != "" {
+		return f.masterKeyFile
+	}
+	return filepath.Join(f.dataDir, "master.key")
+}
+
+// ready says where the command works (once) and refuses a data folder
+// that is not there, unless the command may create one.
+func (f *dbFlags) ready(stderr io.Writer) error {
+	if !f.announced {
+		fmt.Fprintln(stderr, f.where())
+		f.announced = true
+	}
+	if m := f.missing(); m != "" && !f.create {
+		return fmt.Errorf("%s: this is not a Paygate data folder yet. Run the command where serve runs, "+
+			"name the folder with --data-dir (PAYGATE_DATA_DIR) and the database with --database-url, "+
+			"or add --init to start a new one", m)
+	}
+	return nil
+}
+
+// missing names what of the data folder is not there yet (the SQLite
+// database, the master key file), or "" when nothing is.
+func (f *dbFlags) missing() string {
+	var out []string
+	if f.databaseURL == "" {
+		if _, err := os.Stat(filepath.Join(f.dataDir, "paygate.db")); errors.Is(err, os.ErrNotExist) {
+			out = append(out, "no SQLite database "+filepath.Join(f.dataDir, "paygate.db"))
+		}
+	}
+	if f.masterKey == "" {
+		if _, err := os.Stat(f.masterKeyPath()); errors.Is(err, os.ErrNotExist) {
+			out = append(out, "no master key file "+f.masterKeyPath())
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 func envOr(getenv func(string) string, name, def string) string {
@@ -89,6 +178,9 @@ func (f *dbFlags) open(ctx context.Context, stderr io.Writer) (*opened, error) {
 			return nil, err
 		}
 		now = clock.Now
+	}
+	if err := f.ready(stderr); err != nil {
+		return nil, err
 	}
 	log := logging.New(stderr, level)
 	s, err := store.Open(ctx, store.Config{DatabaseURL: f.databaseURL, SQLitePath: filepath.Join(f.dataDir, "paygate.db")})
@@ -144,10 +236,7 @@ func (f *dbFlags) keyring(ctx context.Context, s *store.Store) (*vault.Keyring, 
 	if f.masterKey != "" {
 		return vault.Parse(f.masterKey)
 	}
-	path := f.masterKeyFile
-	if path == "" {
-		path = filepath.Join(f.dataDir, "master.key")
-	}
+	path := f.masterKeyPath()
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		keys, err := s.ListKeys(ctx)
 		if err != nil {
@@ -171,9 +260,9 @@ func dbCommand(group, subs string, args []string, getenv func(string) string, st
 	if len(args) == 0 {
 		return nil, nil, nil, usageError{group + " needs " + subs}
 	}
-	fs := flag.NewFlagSet(group+" "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(group+" "+args[0], stderr)
 	db := &dbFlags{}
 	db.register(fs, getenv)
+	db.registerInit(fs)
 	return fs, db, fs.Bool("json", false, "print JSON"), nil
 }

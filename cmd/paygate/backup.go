@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,7 @@ import (
 // while serve runs: WAL lets it read beside the server's writes. PostgreSQL
 // has its own tools (docs/operations.md).
 func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("backup", stderr)
 	dataDir := fs.String("data-dir", envOr(getenv, "PAYGATE_DATA_DIR", "./paygate-data"), "folder of the SQLite database (PAYGATE_DATA_DIR)")
 	to := fs.String("to", "", "the file to write; it must not exist")
 	if err := fs.Parse(args); err != nil {

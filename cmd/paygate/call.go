@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paygate/paygate/internal/client"
 )
@@ -25,12 +26,13 @@ func (h *headerList) Set(v string) error { *h = append(*h, v); return nil }
 // PAYGATE_URL. The answer's body goes to stdout; the exit status is 0 only
 // for a 2xx.
 func call(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("call", stderr)
 	data := fs.String("d", "", "request body: JSON, @FILE, or @- for standard input")
 	var headers headerList
 	fs.Var(&headers, "H", "extra header 'Name: value' (repeatable), e.g. an Idempotency-Key of your own")
 	verbose := fs.Bool("v", false, "print the status line and headers to stderr")
+	maxWait := fs.Duration("max-wait", 30*time.Second,
+		"the longest a retry waits for a retryable answer's Retry-After; an answer asking for longer is printed, not waited for")
 	// Flags may come before or after METHOD and PATH.
 	var pos []string
 	for rest := args; ; {
@@ -66,9 +68,22 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 		}
 		req.Header.Add(name, value)
 	}
-	resp, err := client.New(base, ak, sk).Do(ctx, req)
+	if *maxWait <= 0 {
+		return usageError{"--max-wait must be positive"}
+	}
+	c := client.New(base, ak, sk)
+	c.MaxRetryWait = *maxWait
+	c.OnRetry = func(wait time.Duration, why string) {
+		fmt.Fprintf(stderr, "paygate call: %s; trying again in %s\n", why, wait.Round(100*time.Millisecond))
+	}
+	resp, err := c.Do(ctx, req)
 	if err != nil {
 		return err
+	}
+	if after, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && resp.Status >= 400 &&
+		time.Duration(after)*time.Second > *maxWait {
+		fmt.Fprintf(stderr, "paygate call: the server asks to try again after %d s, more than --max-wait %s: not waited for\n",
+			after, *maxWait)
 	}
 	if *verbose {
 		fmt.Fprintf(stderr, "%d %s\n", resp.Status, http.StatusText(resp.Status))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -16,9 +15,8 @@ import (
 
 // migrate brings the database up to date and says where it stands.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
+	fs := newFlagSet("migrate", stderr)
+	db := dbFlags{create: true} // any process may start the database (docs/cli.md, "migrate")
 	db.register(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}

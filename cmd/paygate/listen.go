@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,8 +27,7 @@ const lookback = 10 * time.Second
 // merchant's endpoint runs on their machine without a public address
 // (the way `stripe listen` is used).
 func listen(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("listen", stderr)
 	forward := fs.String("forward-to", "", "local URL the events are POSTed to, e.g. http://localhost:3000/hooks")
 	secret := fs.String("secret", "", "signing secret (whsec_…); default: a new one, printed at start")
 	types := fs.String("events", "", "comma-separated event types to forward; default all")
@@ -258,16 +257,22 @@ var triggers = map[string]struct {
 // trigger creates the sandbox activity whose status changes produce an
 // event type, through the API with the key of PAYGATE_ACCESS_KEY.
 func trigger(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trigger", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
+	fs := newFlagSet("trigger", stderr)
 	var names []string
 	for n := range triggers {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	fs.Usage = func() {
+		printUsage(fs)
+		fmt.Fprintln(fs.Output(), "\nEvent types:")
+		for _, n := range names {
+			fmt.Fprintln(fs.Output(), "  "+n)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
 	if fs.NArg() != 1 {
 		return usageError{"usage: paygate trigger EVENT_TYPE, one of " + strings.Join(names, ", ")}
 	}
@@ -276,6 +281,10 @@ func trigger(ctx context.Context, args []string, getenv func(string) string, std
 		return usageError{fmt.Sprintf("cannot trigger %q; try one of %s", fs.Arg(0), strings.Join(names, ", "))}
 	}
 	c, err := apiClient(getenv)
+	if err != nil {
+		return err
+	}
+	now, err := keyNow(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -292,7 +301,7 @@ func trigger(ctx context.Context, args []string, getenv func(string) string, std
 	} else {
 		body := fmt.Sprintf(`{"order_id":%q,"amount_minor":1999,"currency":"USD","operation_mode":%q,%s,
 			"payment_method":{"type":"card","card":{"number":%q,"expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
-			order, how.mode, customer, how.card, time.Now().Year()+2)
+			order, how.mode, customer, how.card, now.Year()+2)
 		err = c.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &p)
 	}
 	if err != nil {
@@ -308,6 +317,24 @@ func trigger(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintf(stdout, "Triggered %s: payment %s (%s now); its events follow.\n", fs.Arg(0), p.PaymentID, p.Status)
 	return nil
+}
+
+// keyNow is the time by the key's clock: a sandbox key's clock may run
+// years ahead (docs/subscriptions.md), and a card must not have expired by
+// it. A key without one (production: 404) runs on real time.
+func keyNow(ctx context.Context, c *client.Client) (time.Time, error) {
+	var clk struct {
+		Now time.Time `json:"now"`
+	}
+	err := c.JSON(ctx, "GET", "/api/v1/sandbox/clock", nil, &clk)
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return time.Now(), nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return clk.Now, nil
 }
 
 // waitStatus polls a payment until it reaches status (at most 30 s).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +62,21 @@ func TestListen(t *testing.T) {
 	require.Equal(t, succeeded.event.ID, succeeded.header.Get("webhook-id"))
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestTriggerAtAnyClock: trigger picks the card's expiry by the key's
+// clock, so it works after the clock has moved years ahead (the README's
+// subscriptions walk-through moves it to 2030).
+func TestTriggerAtAnyClock(t *testing.T) {
+	env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
+	srv := start(t, env)
+	api := map[string]string{"PAYGATE_URL": srv.url, "PAYGATE_ACCESS_KEY": srv.accessKey, "PAYGATE_SECRET": srv.secret}
+	c := client.New(srv.url, srv.accessKey, srv.secret)
+	for range 2 { // five years at most a call
+		require.NoError(t, c.JSON(context.Background(), "POST", "/api/v1/sandbox/clock/advance",
+			json.RawMessage(`{"seconds":126144000}`), nil))
+	}
+	out, err := cli(t, api, "trigger", "payment.succeeded")
+	require.NoError(t, err)
+	require.Regexp(t, triggered, out)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/paygate/paygate/internal/openapi"
@@ -64,22 +65,25 @@ Usage:
   paygate bins       import FILE.csv [--activate] [--label LABEL] [--json]
   paygate bins       versions [--json]
   paygate bins       activate VERSION
-  paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value']
+  paygate call       METHOD PATH [-d JSON|@FILE] [-H 'Name: value'] [-v] [--max-wait 30s]
   paygate webhooks   add --key ACCESS_KEY --url URL [--event-types a,b] [--json]
   paygate webhooks   list [--key ACCESS_KEY] [--json]
   paygate webhooks   remove ENDPOINT_ID
   paygate webhooks   rotate-secret ENDPOINT_ID [--overlap 24h] [--json]
-  paygate listen     --forward-to URL [--secret whsec_...] [--events a,b] [--json]
+  paygate listen     --forward-to URL [--secret whsec_...] [--events a,b] [--interval 1s] [--json]
                                              forward the key's events, signed, to a local URL
   paygate trigger    EVENT_TYPE              sandbox activity that produces the event (payment.succeeded, ...)
   paygate master-key rotate [--json]           a new master key; every sealed value re-wrapped
   paygate backup     --to FILE [--data-dir D]  a consistent copy of the SQLite database, also while serve runs
   paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
                                              run the sandbox acquirer on its own
-  paygate version
+  paygate version                            also --version
 
-Database flags (serve, migrate, keys, channels, users, bins, webhooks): --data-dir, --database-url,
---environment, --master-key-file; run "paygate serve -h" for all of them.
+Database flags (serve, migrate, keys, channels, providers, limits, users, bins, webhooks,
+master-key): --data-dir, --database-url, --environment, --master-key-file, --log-level.
+Each names its data folder and database on its first line of stderr; all but serve and
+migrate refuse to start a new data folder unless given --init.
+"paygate COMMAND -h" prints a command's flags.
 `
 
 // run is the whole program (docs/design/style.md: main only calls run).
@@ -89,6 +93,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usageError{"a command is needed"}
 	}
 	cmd, rest := args[0], args[1:]
+	if helpAsked(rest) {
+		if groups[cmd] && (len(rest) == 0 || strings.HasPrefix(rest[0], "-")) {
+			fmt.Fprintln(stdout, "Usage:")
+			for _, l := range synopsis(cmd) {
+				fmt.Fprintln(stdout, l)
+			}
+			fmt.Fprintf(stdout, "\nRun \"paygate %s COMMAND -h\" for the flags of one.\n", cmd)
+			return nil
+		}
+		// Asked for, the usage is the answer: on stdout, exit status 0.
+		stderr = stdout
+	}
+	err := dispatch(ctx, cmd, rest, getenv, stdin, stdout, stderr)
+	if isHelp(err) {
+		return nil
+	}
+	return err
+}
+
+// groups are the commands whose first argument names a subcommand.
+var groups = map[string]bool{"keys": true, "channels": true, "providers": true, "limits": true, "users": true,
+	"bins": true, "webhooks": true, "master-key": true}
+
+// dispatch runs one command.
+func dispatch(ctx context.Context, cmd string, rest []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout, stderr)
@@ -120,7 +149,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return listen(ctx, rest, getenv, stdout, stderr)
 	case "trigger":
 		return trigger(ctx, rest, getenv, stdout, stderr)
-	case "version":
+	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "paygate", version, "(API", openapi.Version()+")")
 		return nil
 	case "help", "-h", "--help":

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -36,8 +35,7 @@ func masterKey(ctx context.Context, args []string, getenv func(string) string, s
 	if len(args) == 0 || args[0] != "rotate" {
 		return usageError{"usage: paygate master-key rotate [--json]"}
 	}
-	fs := flag.NewFlagSet("master-key rotate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("master-key rotate", stderr)
 	var db dbFlags
 	db.register(fs, getenv)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -46,6 +44,9 @@ func masterKey(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if db.masterKey != "" {
 		return errors.New("the master key comes from PAYGATE_MASTER_KEY: rotate by hand (docs/operations.md), not with this command")
+	}
+	if err := db.ready(stderr); err != nil {
+		return err
 	}
 	if db.databaseURL == "" {
 		unlock, err := lockDataDir(db.dataDir)

@@ -29,8 +29,11 @@ func TestProvidersAndChannelsCommands(t *testing.T) {
 			keyFile := filepath.Join(dir, "api-key")
 			require.NoError(t, os.WriteFile(keyFile, []byte(apiKey+"\n"), 0o600))
 
+			_, err := cli(t, env, "migrate") // a new data folder
+			require.NoError(t, err)
+
 			// Refusals: nothing stored.
-			_, err := cli(t, env, "providers", "add", "--name", "acq")
+			_, err = cli(t, env, "providers", "add", "--name", "acq")
 			require.ErrorAs(t, err, new(usageError))
 			_, err = cli(t, env, "providers", "add", "--name", "Bad Name", "--kind", "sandbox", "--url", "http://127.0.0.1:9", "--api-key-file", keyFile)
 			require.ErrorContains(t, err, "--name")

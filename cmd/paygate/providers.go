@@ -65,8 +65,7 @@ func (f *providerFlags) start(env, dataDir string, a *opened, breaker *circuit.B
 // (docs/design/decisions.md section 7), so its ledger outlives Paygate
 // processes in crash tests.
 func sandboxAcquirer(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sandbox-acquirer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("sandbox-acquirer", stderr)
 	addr := fs.String("addr", "127.0.0.1:8090", "address to listen on")
 	key := fs.String("api-key", getenv("PAYGATE_SANDBOX_KEY"), "the API key adapters must present; empty: a random one, printed (PAYGATE_SANDBOX_KEY)")
 	state := fs.String("state-file", "", "keep the ledger and operations in this JSON file across restarts")

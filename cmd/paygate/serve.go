@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/account"
 	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/store"
 )
@@ -25,9 +25,8 @@ import (
 // serve runs the API and the workers until ctx ends (SIGINT/SIGTERM), then
 // stops accepting, lets in-flight requests and jobs finish, and closes.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var db dbFlags
+	fs := newFlagSet("serve", stderr)
+	db := dbFlags{create: true} // a first start makes the data folder (docs/design/decisions.md section 10)
 	db.register(fs, getenv)
 	var prov providerFlags
 	prov.register(fs, getenv)
@@ -48,6 +47,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	webhookTimeout := fs.Duration("webhook-timeout", defaultWebhookTimeout, "how long a webhook endpoint has to answer")
 	pprofAddr := fs.String("pprof-addr", getenv("PAYGATE_PPROF_ADDR"),
 		"serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: none. Loopback only: profiles show memory (PAYGATE_PPROF_ADDR)")
+	metricsAddr := fs.String("metrics-addr", getenv("PAYGATE_METRICS_ADDR"),
+		"serve /metrics (Prometheus, unauthenticated) on this address of its own, e.g. 127.0.0.1:9090; empty: on the API's address in the sandbox, nowhere in production (PAYGATE_METRICS_ADDR)")
 	keyCache := fs.String("key-cache", getenv("PAYGATE_KEY_CACHE"),
 		"how long an access key looked up is kept; a revoked key stops within it (docs/signing.md); 0: never kept; "+
 			"empty: 5s in production, never in the sandbox, whose keys carry their clock (PAYGATE_KEY_CACHE)")
@@ -128,6 +129,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg.Operations = operation.Options{PollEvery: 2 * time.Second, CrashAt: getenv("PAYGATE_CRASH_AT"),
 		OpTimeout: *jobTimeout, Steps: *jobSteps}
 	cfg.WebhookTimeout = *webhookTimeout
+	// /metrics is unauthenticated: on its own address when one is given,
+	// and never on the API's in production (docs/operations.md, "Metrics").
+	cfg.MetricsApart = *metricsAddr != "" || a.env == merchant.Production
 	p, err := app.New(cfg)
 	if err != nil {
 		return err
@@ -161,6 +165,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// database keeps them from charging a period twice
 		// (docs/subscriptions.md, "Exactly once").
 		go p.Subscriptions.Run(ctx, *schedulerEvery)
+	}
+
+	if *metricsAddr != "" {
+		at, stopMetrics, err := serveMetrics(*metricsAddr, p.Metrics.Handler())
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		a.log.Info("metrics", "url", "http://"+at+"/metrics")
+	} else if a.env == merchant.Production {
+		a.log.Warn("no --metrics-addr: /metrics is not served (production keeps it off the API's address)")
+	}
+	if a.env == merchant.Production {
+		if err := warnNoChannel(ctx, a.store, stderr); err != nil {
+			return err
+		}
 	}
 
 	if *pprofAddr != "" {
@@ -200,6 +220,54 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	return errors.Join(httpErr, queueErr)
+}
+
+// serveMetrics serves GET /metrics alone on addr until stop, and answers
+// the address it listens on.
+func serveMetrics(addr string, h http.Handler) (at string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// warnNoChannel warns when production has no channel on an enabled
+// acquirer account: it would start and refuse every payment with
+// channel_not_available. The built-in sandbox account does not count,
+// since production refuses it (docs/design/decisions.md section 16).
+func warnNoChannel(ctx context.Context, s *store.Store, stderr io.Writer) error {
+	accounts, err := s.ListProviderAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	enabled := map[string]bool{}
+	for _, a := range accounts {
+		enabled[a.Name] = a.Status == account.Enabled && a.Name != account.Builtin
+	}
+	chs, err := s.ListChannels(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range chs {
+		if enabled[c.Provider] {
+			return nil
+		}
+	}
+	fmt.Fprint(stderr, `
+WARNING: production has no payment channel on an acquirer: every payment will be
+refused with 422 channel_not_available. Add an acquirer account and a channel
+(the database flags as for serve); running servers see them within 2 seconds:
+
+  paygate providers add --name NAME --kind stripe --secret-key-file FILE
+  paygate channels create --alias ALIAS --provider NAME --methods card --currencies USD --auto-assign
+
+`)
+	return nil
 }
 
 // firstKey creates and prints a sandbox key when the database has none, so

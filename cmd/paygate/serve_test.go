@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +83,47 @@ func TestRoles(t *testing.T) {
 
 	_, err = cli(t, map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_ROLE": "api"}, "serve", "--addr", "127.0.0.1:0")
 	require.ErrorContains(t, err, "need PostgreSQL")
+}
+
+// TestMetricsAddr: --metrics-addr serves /metrics on an address of its
+// own and takes it off the API's; production never serves it on the API's
+// address, and warns when it has no channel on an acquirer
+// (docs/operations.md, "Metrics").
+func TestMetricsAddr(t *testing.T) {
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	metricsURL := regexp.MustCompile(`"msg":"metrics","url":"(http://[^"]+)"`)
+
+	sandbox := start(t, map[string]string{"PAYGATE_DATA_DIR": t.TempDir()})
+	require.Equal(t, http.StatusOK, get(sandbox.url+"/metrics"), "the sandbox's default: on the API's address")
+	require.NotContains(t, sandbox.stderr.String(), "WARNING")
+
+	apart := start(t, map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_METRICS_ADDR": "127.0.0.1:0"})
+	m := metricsURL.FindStringSubmatch(apart.stderr.String())
+	require.NotNil(t, m, apart.stderr.String())
+	require.Equal(t, http.StatusOK, get(m[1]))
+	require.Equal(t, http.StatusNotFound, get(apart.url+"/metrics"))
+
+	prodEnv := map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_ENVIRONMENT": "production"}
+	prod := start(t, prodEnv)
+	require.Equal(t, http.StatusNotFound, get(prod.url+"/metrics"))
+	require.Contains(t, prod.stderr.String(), "WARNING: production has no payment channel on an acquirer")
+	require.Contains(t, prod.stderr.String(), "paygate providers add --name NAME --kind stripe --secret-key-file FILE")
+	require.Contains(t, prod.stderr.String(), "paygate channels create --alias ALIAS --provider NAME --methods card --currencies USD --auto-assign")
+
+	// The commands it names, then a restart: no warning.
+	keyFile := filepath.Join(t.TempDir(), "sk")
+	require.NoError(t, os.WriteFile(keyFile, []byte("sk_live_"+strings.Repeat("x", 24)), 0o600))
+	_, err := cli(t, prodEnv, "providers", "add", "--name", "acq", "--kind", "stripe", "--secret-key-file", keyFile)
+	require.NoError(t, err)
+	_, err = cli(t, prodEnv, "channels", "create", "--alias", "card-usd", "--provider", "acq", "--methods", "card",
+		"--currencies", "USD", "--auto-assign")
+	require.NoError(t, err)
+	require.NoError(t, prod.stop())
+	again := start(t, prodEnv)
+	require.NotContains(t, again.stderr.String(), "WARNING")
 }

@@ -21,6 +21,8 @@ func TestUsersCommand(t *testing.T) {
 			if db.Name == "postgres" {
 				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
 			}
+			_, err := cli(t, env, "migrate") // a new data folder
+			require.NoError(t, err)
 			newKey := func(name string) string {
 				out, err := cli(t, env, "keys", "create", "--name", name, "--json")
 				require.NoError(t, err)

@@ -11,6 +11,7 @@ package allowance
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -104,7 +105,14 @@ func Reserve(ctx context.Context, tx Tx, h Hold) error {
 		}
 		return Exceeded(*s, SettingPerTransaction, u, h.At)
 	}
-	ok, err := tx.ReserveAllowance(ctx, h, day, s.DailyMinor)
+	// Without a daily limit a day's counted sums still stay an int64: its
+	// largest is the limit (docs/limits.md).
+	counted := *s
+	if counted.DailyMinor == nil {
+		most := int64(math.MaxInt64)
+		counted.DailyMinor = &most
+	}
+	ok, err := tx.ReserveAllowance(ctx, h, day, counted.DailyMinor)
 	if err != nil || ok {
 		return err
 	}
@@ -112,7 +120,7 @@ func Reserve(ctx context.Context, tx Tx, h Hold) error {
 	if err != nil {
 		return err
 	}
-	return Exceeded(*s, SettingDaily, u, h.At)
+	return Exceeded(counted, SettingDaily, u, h.At)
 }
 
 // Settle ends a resource's reservation: consumedMinor (a succeeded

@@ -102,6 +102,8 @@ type Config struct {
 	FormKeys server.KeyDeriver
 	// OpsOnly serves only health and metrics (role worker).
 	OpsOnly bool
+	// MetricsApart leaves /metrics off the API's listener (server.Config).
+	MetricsApart bool
 	// CabinetParams are the Argon2id parameters of new cabinet passwords;
 	// zero: the recommended ones.
 	CabinetParams cabinet.Params
@@ -316,7 +318,7 @@ func New(cfg Config) (*App, error) {
 	a.Server, err = server.New(server.Config{
 		Environment: cfg.Environment, Version: cfg.Version, PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		TrustedProxies: cfg.TrustedProxies, KeyCache: cfg.KeyCache, ProviderOrigins: cfg.ProviderOrigins,
-		AccountOrigins: a.Providers.AccountOrigins, OpsOnly: cfg.OpsOnly,
+		AccountOrigins: a.Providers.AccountOrigins, OpsOnly: cfg.OpsOnly, MetricsApart: cfg.MetricsApart,
 	}, server.Deps{Store: s, Merchants: a.Merchants, Payments: a.Payments, Verifications: a.Verifications.Service,
 		Payouts: a.Payouts.Service, Subscriptions: a.Subscriptions, Clock: a.Clock, Engine: a.PaymentEngine, Providers: a.Providers,
 		Log: log, Now: now, Metrics: a.Metrics, BINs: a.BINs, BINFallback: fallback, Webhooks: a.Webhooks,

@@ -11,6 +11,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Role says what a user may do: an admin may change what the pages offer
@@ -87,10 +89,12 @@ const (
 // NormalizeEmail is the form an email is stored and looked up in.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// ValidEmail is a light check: something@something, no spaces.
+// ValidEmail is a light check: something@something, no spaces, UTF-8
+// text without control characters (which PostgreSQL's text may refuse).
 func ValidEmail(s string) bool {
 	at := strings.IndexByte(s, '@')
-	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>\"'") && len(s) <= 254
+	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>\"'") && len(s) <= 254 &&
+		utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // NewSecret returns a random 32-byte secret, base64url, and its hash (what

@@ -20,6 +20,7 @@ var (
 	ErrThrottled      = errors.New("cabinet: too many failed sign-ins; try again later")
 	ErrSetupInvalid   = errors.New("cabinet: the setup link is unknown, used or expired")
 	ErrShortPassword  = errors.New("cabinet: the password is too short")
+	ErrLongPassword   = errors.New("cabinet: the password is too long")
 )
 
 // Store is what the service keeps in the database (internal/store). Every
@@ -180,7 +181,7 @@ func (s *Service) CompleteSetup(ctx context.Context, token, password string) (st
 		return "", ErrShortPassword
 	}
 	if len(password) > maxPassword {
-		return "", errors.New("cabinet: the password is too long")
+		return "", ErrLongPassword
 	}
 	u, err := s.SetupUser(ctx, token)
 	if err != nil {
@@ -205,6 +206,12 @@ func (s *Service) CompleteSetup(ctx context.Context, token, password string) (st
 // ErrThrottled before any password is checked.
 func (s *Service) SignIn(ctx context.Context, email, password, clientIP string) (string, error) {
 	email = NormalizeEmail(email)
+	if !ValidEmail(email) {
+		// No user has such an address, and it must not reach the
+		// throttle's table: PostgreSQL refuses NUL and invalid UTF-8 in
+		// text (docs/api.md, "Text and query strings").
+		return "", ErrBadCredentials
+	}
 	emailSubject, ipSubject := "email:"+email, "ip:"+clientIP
 	ok, err := s.Store.ReserveSignIn(ctx, []Slot{{emailSubject, EmailAttempts}, {ipSubject, IPAttempts}},
 		s.now(), ThrottleWindow)

@@ -32,6 +32,14 @@ type Client struct {
 	// Retries is how often a request is sent again after a network error or
 	// an answer marked retryable (409 in progress, 429, 500, 503). Zero: once.
 	Retries int
+	// MaxRetryWait bounds how long a retry waits for an answer's
+	// Retry-After: an answer that asks for longer (a card's fourth
+	// verification of a day asks for 86400 s) is returned as it is, not
+	// retried. Zero: no bound.
+	MaxRetryWait time.Duration
+	// OnRetry, when set, is told before each retry how long it waits and
+	// why (the answer's status and code, or the network error).
+	OnRetry func(wait time.Duration, why string)
 }
 
 // New returns a client with a 30 s timeout and two retries.
@@ -103,19 +111,24 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if req.Method == http.MethodPost && req.IdempotencyKey == "" {
 		req.IdempotencyKey = uuid.NewString()
 	}
-	var lastErr error
+	var (
+		lastErr error
+		wait    time.Duration // the Retry-After of the last answer
+	)
 	for attempt := 0; attempt <= c.Retries; attempt++ {
 		if attempt > 0 {
-			if err := sleep(ctx, backoff(attempt)); err != nil {
+			if err := sleep(ctx, wait+backoff(attempt)); err != nil {
 				return nil, err
 			}
 		}
+		wait = 0
 		resp, err := c.once(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
 			lastErr = err
+			c.retrying(attempt, backoff(attempt+1), err.Error())
 			continue
 		}
 		apiErr, isErr := resp.Err().(*Error)
@@ -128,16 +141,25 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		}
 		if isErr && apiErr.Retryable && attempt < c.Retries {
 			if d, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && d > 0 {
-				if err := sleep(ctx, time.Duration(d)*time.Second); err != nil {
-					return nil, err
-				}
+				wait = time.Duration(d) * time.Second
+			}
+			if c.MaxRetryWait > 0 && wait > c.MaxRetryWait {
+				return resp, nil // not worth waiting for: the caller sees the answer
 			}
 			lastErr = apiErr
+			c.retrying(attempt, wait+backoff(attempt+1), fmt.Sprintf("%d %s", resp.Status, apiErr.Code))
 			continue
 		}
 		return resp, nil
 	}
 	return nil, lastErr
+}
+
+// retrying tells OnRetry of the retry after attempt, if there is one.
+func (c *Client) retrying(attempt int, wait time.Duration, why string) {
+	if c.OnRetry != nil && attempt < c.Retries {
+		c.OnRetry(wait, why)
+	}
 }
 
 func (c *Client) once(ctx context.Context, req Request) (*Response, error) {

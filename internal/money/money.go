@@ -41,15 +41,18 @@ func MinorUnits(code string) (digits int, ok bool) {
 // given with the amount in minor units, since there is nothing better to
 // say about it; the API refuses such codes before any page is drawn.
 func Format(amountMinor int64, code string) string {
-	digits, _ := MinorUnits(code)
-
 	neg := amountMinor < 0
 	// The magnitude as uint64, so that math.MinInt64 has one too.
 	mag := uint64(amountMinor)
 	if neg {
 		mag = -mag
 	}
-	s := strconv.FormatUint(mag, 10)
+	return format(neg, strconv.FormatUint(mag, 10), code)
+}
+
+// format renders a magnitude's decimal digits as Format does.
+func format(neg bool, s, code string) string {
+	digits, _ := MinorUnits(code)
 	if digits > 0 {
 		if len(s) <= digits {
 			s = strings.Repeat("0", digits-len(s)+1) + s

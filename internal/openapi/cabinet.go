@@ -1,15 +1,17 @@
 package openapi
 
+import "github.com/paygate/paygate/internal/money"
+
 // CurrencyTotals are the totals of a key's payments in one currency
 // (getPaymentTotals (GET /cabinet/v1/payments/totals)).
 type CurrencyTotals struct {
-	Currency       string `json:"currency"`
-	Count          int64  `json:"count"`
-	SucceededCount int64  `json:"succeeded_count"`
-	SucceededMinor int64  `json:"succeeded_minor"`
-	CapturedMinor  int64  `json:"captured_minor"`
-	RefundedMinor  int64  `json:"refunded_minor"`
-	DeclinedCount  int64  `json:"declined_count"`
+	Currency       string    `json:"currency"`
+	Count          int64     `json:"count"`
+	SucceededCount int64     `json:"succeeded_count"`
+	SucceededMinor money.Sum `json:"succeeded_minor"`
+	CapturedMinor  money.Sum `json:"captured_minor"`
+	RefundedMinor  money.Sum `json:"refunded_minor"`
+	DeclinedCount  int64     `json:"declined_count"`
 }
 
 // PaymentTotals is the answer of getPaymentTotals (GET

@@ -6,6 +6,7 @@ import (
 
 	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/merchant"
+	"github.com/paygate/paygate/internal/money"
 )
 
 // Store is what the service reads outside a transaction, for the API and
@@ -54,11 +55,12 @@ type CurrencyTotals struct {
 	Count int64
 	// SucceededCount and SucceededMinor are the payments whose money was
 	// taken: status succeeded, partially_refunded or refunded, and the sum
-	// of their amounts.
-	SucceededCount, SucceededMinor int64
+	// of their amounts, exact (a sum of int64 amounts can exceed int64).
+	SucceededCount int64
+	SucceededMinor money.Sum
 	// CapturedMinor and RefundedMinor sum captured_amount_minor and
 	// refunded_amount_minor over every matching payment.
-	CapturedMinor, RefundedMinor int64
+	CapturedMinor, RefundedMinor money.Sum
 	// DeclinedCount is the payments in status declined.
 	DeclinedCount int64
 }

@@ -40,12 +40,31 @@ var ErrDuplicateCharge = errors.New("this subscription period's charge exists al
 // subscription's first_run_at follows the same rule.
 const MaxTermsBackdate = 24 * time.Hour
 
+// MaxIntervalCount is the longest interval of each unit, ten years
+// (docs/subscriptions.md, "Terms"): every date of a schedule, anchor plus
+// n intervals, stays one the API can show, and the count one both
+// databases store. A subscription's interval_count follows the same rule.
+var MaxIntervalCount = map[string]int{"day": 3660, "week": 522, "month": 120, "year": 10}
+
+// CheckInterval refuses an interval longer than MaxIntervalCount allows,
+// on field.
+func CheckInterval(unit string, count int, field string) *fault.Error {
+	if limit, ok := MaxIntervalCount[unit]; ok && count > limit {
+		return fault.OnField(fault.ValidationError, field,
+			fmt.Sprintf("must be at most %d for interval_unit %s (ten years)", limit, unit))
+	}
+	return nil
+}
+
 // checkTerms applies the rules of subscription terms beyond the schema
-// (docs/subscriptions.md, "Terms"): first_charge_at not more than a day in
-// the past by the key's clock.
+// (docs/subscriptions.md, "Terms"): an interval of at most ten years, and
+// first_charge_at not more than a day in the past by the key's clock.
 func checkTerms(t *SubscriptionTerms, now time.Time) *fault.Error {
 	if t == nil {
 		return nil
+	}
+	if err := CheckInterval(t.IntervalUnit, t.IntervalCount, "subscription.interval_count"); err != nil {
+		return err
 	}
 	if t.FirstChargeAt.Before(now.Add(-MaxTermsBackdate)) {
 		return fault.OnField(fault.ValidationError, "subscription.first_charge_at",

@@ -20,6 +20,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -360,19 +361,19 @@ func TestPaymentTotalsEqualExport(t *testing.T) {
 				cur := r[at("currency")]
 				w := want[cur]
 				if w == nil {
-					w = &openapi.CurrencyTotals{Currency: cur}
+					w = &openapi.CurrencyTotals{Currency: cur, SucceededMinor: money.SumOf(), CapturedMinor: money.SumOf(), RefundedMinor: money.SumOf()}
 					want[cur] = w
 				}
 				w.Count++
 				if slices.Contains(succeeded, r[at("status")]) {
 					w.SucceededCount++
-					w.SucceededMinor += num(r[at("amount_minor")])
+					w.SucceededMinor = w.SucceededMinor.Add(num(r[at("amount_minor")]))
 				}
 				if r[at("status")] == "declined" {
 					w.DeclinedCount++
 				}
-				w.CapturedMinor += num(r[at("captured_amount_minor")])
-				w.RefundedMinor += num(r[at("refunded_amount_minor")])
+				w.CapturedMinor = w.CapturedMinor.Add(num(r[at("captured_amount_minor")]))
+				w.RefundedMinor = w.RefundedMinor.Add(num(r[at("refunded_amount_minor")]))
 			}
 			wantList := openapi.PaymentTotals{Items: []openapi.CurrencyTotals{}}
 			for _, cur := range []string{"EUR", "UAH", "USD"} {

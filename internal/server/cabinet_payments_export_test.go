@@ -82,9 +82,9 @@ func TestCabinetPaymentsExportAndTotals(t *testing.T) {
 				require.Equal(t, it.Currency, r[1])
 				require.Equal(t, strconv.FormatInt(it.Count, 10), r[2])
 				require.Equal(t, strconv.FormatInt(it.SucceededCount, 10), r[3])
-				require.Equal(t, html.EscapeString(money.Format(it.SucceededMinor, it.Currency)), r[4])
-				require.Equal(t, html.EscapeString(money.Format(it.CapturedMinor, it.Currency)), r[5])
-				require.Equal(t, html.EscapeString(money.Format(it.RefundedMinor, it.Currency)), r[6])
+				require.Equal(t, html.EscapeString(money.FormatSum(it.SucceededMinor, it.Currency)), r[4])
+				require.Equal(t, html.EscapeString(money.FormatSum(it.CapturedMinor, it.Currency)), r[5])
+				require.Equal(t, html.EscapeString(money.FormatSum(it.RefundedMinor, it.Currency)), r[6])
 				require.Equal(t, strconv.FormatInt(it.DeclinedCount, 10), r[7])
 			}
 			if c.page == "from="+dayAfter {

@@ -78,6 +78,8 @@ type options struct {
 	webhookTimeout time.Duration
 	// keyring is the master keyring; nil: a new one.
 	keyring *vault.Keyring
+	// log is the processes' log; nil: testLog().
+	log *slog.Logger
 }
 
 func newEnv(t testing.TB, db storetest.Database, o options) *env {
@@ -110,7 +112,7 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	cfg := app.Config{Store: s, Keyring: kr, Now: clk.Now, RiverTime: clk,
-		Log:         testLog(),
+		Log:         o.log,
 		Environment: o.environment, Version: "test",
 		Providers:       provider.Registry{sandbox.Name: sandbox.NewAdapter(acq.URL, acq.APIKey, &http.Client{Timeout: time.Second})},
 		ProviderOrigins: []string{acq.URL}, BINFallback: o.binFallback,
@@ -125,6 +127,9 @@ func newEnv(t testing.TB, db storetest.Database, o options) *env {
 	}
 	if o.binFallback == nil {
 		cfg.BINFallback = noBINFallback
+	}
+	if cfg.Log == nil {
+		cfg.Log = testLog()
 	}
 	p, err := app.New(cfg)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	handle("GET /api/v1/health", s.health())
 	handle("GET /api/v1/openapi.json", s.openapiDocument())
-	if s.metrics != nil {
+	if s.metrics != nil && !s.cfg.MetricsApart {
 		handle("GET /metrics", s.metrics.Handler())
 	}
 	if s.cfg.OpsOnly {

@@ -48,6 +48,11 @@ type Config struct {
 	// OpsOnly serves only health, the OpenAPI document and metrics: a
 	// worker process (serve --role worker).
 	OpsOnly bool
+	// MetricsApart leaves GET /metrics off the API's routes: it is
+	// unauthenticated, and served on a listener of its own (serve
+	// --metrics-addr; docs/operations.md, "Metrics"). Requests are still
+	// counted.
+	MetricsApart bool
 	// ProviderOrigins are the origins of the providers' payer pages (3DS,
 	// hosted checkout), e.g. http://127.0.0.1:8090: the checkout's forms may
 	// lead there (Content-Security-Policy form-action).
@@ -354,10 +359,20 @@ func (s *Server) observe(r *http.Request, pattern string, status int, start time
 	if s.metrics != nil {
 		s.metrics.observeRequest(pattern, status, elapsed)
 	}
-	s.log.Info("request", "request_id", requestID(r.Context()), "method", r.Method, "route", pattern,
+	level := slog.LevelInfo
+	if pattern == polledRoute && status < 400 {
+		level = slog.LevelDebug
+	}
+	s.log.Log(r.Context(), level, "request", "request_id", requestID(r.Context()), "method", r.Method, "route", pattern,
 		"status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
 		"access_key", r.Header.Get("X-Access-Key"))
 }
+
+// polledRoute is read over and over by design (`paygate listen` asks for
+// new events every second): its answered reads are logged at debug, so
+// they do not bury the other lines (docs/operations.md, "Logs"). Its
+// refusals stay at info, and the metrics count every request.
+const polledRoute = "GET /api/v1/events"
 
 // recorder remembers the status a handler answered with.
 type recorder struct {

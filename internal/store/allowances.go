@@ -83,7 +83,9 @@ func (q Queries) ReserveAllowance(ctx context.Context, h allowance.Hold, day str
 		WHERE access_key_id = $1 AND allowance = $2 AND currency = $3 AND day = $4`
 	args := []any{h.KeyID, string(h.Allowance), h.Currency, day, h.AmountMinor}
 	if daily != nil {
-		query += ` AND used_minor + reserved_minor + $5 <= $6`
+		// Subtracted, not added: used + reserved stays within the limit,
+		// so no term overflows an int64 whatever the amount.
+		query += ` AND $5 <= $6 - used_minor - reserved_minor`
 		args = append(args, *daily)
 	}
 	res, err := q.q.ExecContext(ctx, query, args...)

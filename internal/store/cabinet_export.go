@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 )
 
@@ -101,11 +102,20 @@ func (q Queries) PaymentTotals(ctx context.Context, keyID string, f payment.Filt
 		succeeded[i] = "'" + string(s) + "'"
 	}
 	in := "status IN (" + strings.Join(succeeded, ", ") + ")"
+	// Each amount is added as its high and low 32 bits (division and
+	// remainder truncate alike on both databases): either part's sum fits
+	// an int64 for up to 2^31 rows, where a SUM of the amounts overflows
+	// with two of 2^63-1 (an error on both databases). money.SumOfParts
+	// joins them exactly (docs/api.md, "Amounts and totals").
+	parts := func(expr string) string {
+		return `CAST(COALESCE(SUM(` + expr + ` / 4294967296), 0) AS BIGINT),
+		CAST(COALESCE(SUM(` + expr + ` % 4294967296), 0) AS BIGINT)`
+	}
 	rows, err := q.q.QueryContext(ctx, `SELECT currency, COUNT(*),
 		CAST(COALESCE(SUM(CASE WHEN `+in+` THEN 1 ELSE 0 END), 0) AS BIGINT),
-		CAST(COALESCE(SUM(CASE WHEN `+in+` THEN amount_minor ELSE 0 END), 0) AS BIGINT),
-		CAST(COALESCE(SUM(captured_amount_minor), 0) AS BIGINT),
-		CAST(COALESCE(SUM(refunded_amount_minor), 0) AS BIGINT),
+		`+parts(`CASE WHEN `+in+` THEN amount_minor ELSE 0 END`)+`,
+		`+parts(`captured_amount_minor`)+`,
+		`+parts(`refunded_amount_minor`)+`,
 		CAST(COALESCE(SUM(CASE WHEN status = 'declined' THEN 1 ELSE 0 END), 0) AS BIGINT)
 		FROM payments WHERE `+where+` GROUP BY currency ORDER BY currency`, args...)
 	if err != nil {
@@ -114,11 +124,17 @@ func (q Queries) PaymentTotals(ctx context.Context, keyID string, f payment.Filt
 	defer rows.Close()
 	out := []payment.CurrencyTotals{}
 	for rows.Next() {
-		var t payment.CurrencyTotals
-		if err := rows.Scan(&t.Currency, &t.Count, &t.SucceededCount, &t.SucceededMinor, &t.CapturedMinor,
-			&t.RefundedMinor, &t.DeclinedCount); err != nil {
+		var (
+			t                                            payment.CurrencyTotals
+			succHi, succLo, captHi, captLo, refHi, refLo int64
+		)
+		if err := rows.Scan(&t.Currency, &t.Count, &t.SucceededCount, &succHi, &succLo, &captHi, &captLo,
+			&refHi, &refLo, &t.DeclinedCount); err != nil {
 			return nil, err
 		}
+		t.SucceededMinor = money.SumOfParts(succHi, succLo)
+		t.CapturedMinor = money.SumOfParts(captHi, captLo)
+		t.RefundedMinor = money.SumOfParts(refHi, refLo)
 		out = append(out, t)
 	}
 	return out, rows.Err()

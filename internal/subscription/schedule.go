@@ -31,10 +31,10 @@ func Due(anchor time.Time, iv Interval, n int64) time.Time {
 	a := anchor.UTC()
 	steps := n * int64(iv.Count)
 	switch iv.Unit {
-	case Day:
-		return a.Add(time.Duration(steps) * 24 * time.Hour)
+	case Day: // calendar days of UTC are exactly 24 h; a Duration would overflow after 292 years
+		return a.AddDate(0, 0, int(steps))
 	case Week:
-		return a.Add(time.Duration(steps) * 7 * 24 * time.Hour)
+		return a.AddDate(0, 0, int(steps)*7)
 	case Year:
 		steps *= 12
 	}

@@ -359,6 +359,9 @@ func (s *Service) Create(ctx context.Context, tx Tx, key merchant.Key, in New) (
 	if !money.Known(in.Currency) {
 		return nil, fault.OnField(fault.ValidationError, "currency", "must be an ISO 4217 currency code")
 	}
+	if err := payment.CheckInterval(in.Interval.Unit, in.Interval.Count, "interval_count"); err != nil {
+		return nil, err
+	}
 	anchor := now
 	if in.FirstRunAt != nil {
 		anchor = in.FirstRunAt.UTC().Truncate(time.Microsecond)

@@ -223,6 +223,9 @@ func (pg *Pages) Setup() http.Handler {
 		case errors.Is(err, cabinet.ErrShortPassword):
 			pg.renderSetupError(w, r, token, "Choose a password of at least 12 characters.")
 			return
+		case errors.Is(err, cabinet.ErrLongPassword):
+			pg.renderSetupError(w, r, token, "Choose a password of at most 1,024 bytes.")
+			return
 		case errors.Is(err, cabinet.ErrSetupInvalid):
 			pg.render(w, http.StatusNotFound, "message", view{Title: "Link not valid",
 				Message: "This setup link is unknown, already used or expired. Ask for a new one."})

@@ -88,9 +88,9 @@ type PaymentsReader interface {
 // CurrencyTotals are one currency's totals of the filtered payments, as
 // getPaymentTotals (GET /cabinet/v1/payments/totals) counts them.
 type CurrencyTotals struct {
-	Currency                                    string
-	Count, SucceededCount, SucceededMinor       int64
-	CapturedMinor, RefundedMinor, DeclinedCount int64
+	Currency                                     string
+	Count, SucceededCount, DeclinedCount         int64
+	SucceededMinor, CapturedMinor, RefundedMinor money.Sum
 }
 
 const (

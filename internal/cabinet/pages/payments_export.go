@@ -98,8 +98,8 @@ func (pg *Pages) TotalsPage() http.Handler {
 		}
 		for _, t := range ts {
 			v.Rows = append(v.Rows, totalsRow{Currency: t.Currency, Count: t.Count, SucceededCount: t.SucceededCount,
-				Declined: t.DeclinedCount, Succeeded: money.Format(t.SucceededMinor, t.Currency),
-				Captured: money.Format(t.CapturedMinor, t.Currency), Refunded: money.Format(t.RefundedMinor, t.Currency)})
+				Declined: t.DeclinedCount, Succeeded: money.FormatSum(t.SucceededMinor, t.Currency),
+				Captured: money.FormatSum(t.CapturedMinor, t.Currency), Refunded: money.FormatSum(t.RefundedMinor, t.Currency)})
 		}
 		v.At = pg.users.Now().Add(keyOffset(base.Key)).UTC().Format(time.DateTime)
 		pg.renderData(w, http.StatusOK, "totals", v)

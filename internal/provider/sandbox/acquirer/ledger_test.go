@@ -144,6 +144,22 @@ func TestStateFileJournal(t *testing.T) {
 	require.NotContains(t, string(b), "op_torn")
 }
 
+// One process at a time runs a sandbox on a state file: a second Open is
+// refused while the first runs, and succeeds once it is closed
+// (docs/sandbox.md, "The state file").
+func TestStateFileLocked(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sandbox.json")
+	s, err := Open(Config{StateFile: file})
+	require.NoError(t, err)
+	_, err = Open(Config{StateFile: file})
+	require.ErrorContains(t, err, "in use by another process")
+	require.Error(t, New(Config{StateFile: file}).broken, "New refuses every request instead")
+	s.Close()
+	s, err = Open(Config{StateFile: file})
+	require.NoError(t, err)
+	s.Close()
+}
+
 // The state file is compacted in the background while changes go on being
 // appended: every change made meanwhile is in the file afterwards, once.
 func TestStateFileCompaction(t *testing.T) {

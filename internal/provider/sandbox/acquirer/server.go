@@ -16,11 +16,14 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
@@ -62,7 +65,10 @@ type Config struct {
 	// resources, idempotency keys) is written to, atomically, after every
 	// change and read back at start. An in-process sandbox then survives a
 	// restart of Paygate with its ledger and its memory of operations, so a
-	// restarted Paygate's status inquiries still find what it sent.
+	// restarted Paygate's status inquiries still find what it sent. One
+	// process at a time holds it: a second sandbox on the same file is
+	// refused (StateFile + ".lock"), or two would hand out the same bank
+	// references (docs/sandbox.md, "The state file").
 	StateFile string
 	// Logger receives the few events an operator should see (a state file
 	// that cannot be written). Nil: discarded.
@@ -87,6 +93,7 @@ type Server struct {
 	holds    map[string]*payment // open authorizations, for the expiry sweep
 	changed  map[ref]struct{}    // resources changed since the last save
 	journal  *os.File            // the state file, open for appending
+	lock     *os.File            // StateFile + ".lock", held while the server lives
 	written  int                 // ledger entries already in the state file
 	size     int64               // bytes in the state file: its snapshot and the changes after it
 	snapSize int64               // bytes of its snapshot
@@ -153,6 +160,11 @@ func open(cfg Config) (*Server, error) {
 	}
 	s.routes()
 	if cfg.StateFile != "" {
+		lock, err := lockState(cfg.StateFile)
+		if err != nil {
+			return s, err
+		}
+		s.lock = lock
 		if err := s.load(); err != nil {
 			return s, err
 		}
@@ -222,6 +234,28 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.closeJournal()
 	s.compactWG.Wait()
+	if s.lock != nil {
+		s.lock.Close() // releases the flock
+	}
+}
+
+// lockState takes an exclusive lock on the state file's lock file, so that
+// one process at a time runs a sandbox on it. The lock goes with the
+// process, also on kill -9.
+func lockState(stateFile string) (*os.File, error) {
+	f, err := os.OpenFile(stateFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox state %s: %w", stateFile, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("sandbox state %s is in use by another process: give each serve its own --data-dir, "+
+				"or share one standalone paygate sandbox-acquirer through --sandbox-url", stateFile)
+		}
+		return nil, fmt.Errorf("sandbox state %s: %w", stateFile, err)
+	}
+	return f, nil
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now().UTC() }
