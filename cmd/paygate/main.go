@@ -74,13 +74,15 @@ Usage:
                                              forward the key's events, signed, to a local URL
   paygate trigger    EVENT_TYPE              sandbox activity that produces the event (payment.succeeded, ...)
   paygate master-key rotate [--json]           a new master key; every sealed value re-wrapped
+  paygate reconcile  --provider NAME --date YYYY-MM-DD [--json]
+                                             the day's movements against the acquirer's records; exit 1 on breaks
   paygate backup     --to FILE [--data-dir D]  a consistent copy of the SQLite database, also while serve runs
   paygate sandbox-acquirer [--addr ADDR] [--api-key K] [--state-file F]
                                              run the sandbox acquirer on its own
   paygate version                            also --version
 
 Database flags (serve, migrate, keys, channels, providers, limits, users, bins, webhooks,
-master-key): --data-dir, --database-url, --environment, --master-key-file, --log-level.
+master-key, reconcile): --data-dir, --database-url, --environment, --master-key-file, --log-level.
 Each names its data folder and database on its first line of stderr; all but serve and
 migrate refuse to start a new data folder unless given --init.
 "paygate COMMAND -h" prints a command's flags.
@@ -121,6 +123,8 @@ func dispatch(ctx context.Context, cmd string, rest []string, getenv func(string
 	switch cmd {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout, stderr)
+	case "reconcile":
+		return reconcileDay(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "keys":

@@ -37,6 +37,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/circuit"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/reconcile"
 	"github.com/paygate/paygate/internal/savedcard"
 	"github.com/paygate/paygate/internal/server"
 	"github.com/paygate/paygate/internal/store"
@@ -148,6 +149,9 @@ type App struct {
 	Allowances    *allowance.Service
 	SavedCards    *savedcard.Service
 	Cabinet       *cabinet.Service
+	// Reconciler compares the money moved with the acquirers' records
+	// (docs/design/decisions.md section 18).
+	Reconciler *reconcile.Service
 	// Clock advances the sandbox keys' clocks with every expiry on the way.
 	Clock   *clock.Advancer
 	Metrics *server.Metrics
@@ -307,6 +311,7 @@ func New(cfg Config) (*App, error) {
 	}
 
 	a.Cabinet = &cabinet.Service{Store: s, Now: now, Params: cfg.CabinetParams}
+	a.Reconciler = reconcile.NewService(s, a.Providers, now)
 	var formKeys server.KeyDeriver = kr
 	if cfg.FormKeys != nil {
 		formKeys = cfg.FormKeys

@@ -379,6 +379,41 @@ type HostedPages interface {
 	HostedSession(ctx context.Context, r HostedSessionRequest) (HostedSessionResult, error)
 }
 
+// Records is an acquirer whose own records of the money it moved Paygate
+// can read: reconciliation (docs/design/decisions.md section 18). An
+// acquirer without it is not reconciled, and says so.
+type Records interface {
+	// Movements calls fn with every movement of money the acquirer
+	// recorded at a time in [from, to), in no particular order.
+	Movements(ctx context.Context, from, to time.Time, fn func(Movement) error) error
+}
+
+// The kinds of Movement.
+const (
+	MoveCharge   = "charge"   // money taken at once
+	MoveHold     = "hold"     // money held by an authorization
+	MoveCapture  = "capture"  // held money taken
+	MoveRelease  = "release"  // a hold let go by a cancel
+	MoveRefund   = "refund"   // taken money given back
+	MoveTransfer = "transfer" // money sent by a payout
+)
+
+// Movement is one movement of money at an acquirer. It carries no card
+// data.
+type Movement struct {
+	Kind string
+	// OperationID is Paygate's operation id the movement answers: the
+	// pay or payout operation for a charge, hold or transfer, the capture,
+	// cancel or refund operation for those; empty when unknown.
+	OperationID string
+	// Ref is the acquirer's own id of the movement.
+	Ref         string
+	AmountMinor int64
+	Currency    string
+	FeeMinor    int64
+	At          time.Time
+}
+
 // Notifications is an acquirer that tells Paygate of changes
 // (POST /providers/{name}/webhooks; docs/design/decisions.md section 16).
 // A notification is only a hint: Paygate reads the payment back (Status)

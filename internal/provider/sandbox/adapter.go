@@ -9,6 +9,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -285,4 +286,50 @@ func firstErr(errs ...error) error {
 
 func unreadable(what string) error {
 	return provider.Errorf(provider.Unreadable, "the sandbox's %s answer could not be understood", what)
+}
+
+// The sandbox's ledger is its records (reconciliation).
+var _ provider.Records = (*Adapter)(nil)
+
+// Movements implements provider.Records from the sandbox's ledger
+// (GET /v1/ledger?from=&to=). A charge, hold or transfer answers the
+// operation that created its resource; a capture, refund or cancel's
+// release the operation whose request made it. Releases the acquirer made
+// by itself (a partial capture's rest, an expiry, a verification's end)
+// and verification holds are not Paygate's movements, and are left out.
+func (a *Adapter) Movements(ctx context.Context, from, to time.Time, fn func(provider.Movement) error) error {
+	var v wire.LedgerView
+	q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)}}
+	if err := a.do(ctx, http.MethodGet, "/v1/ledger?"+q.Encode(), "", "", nil, &v); err != nil {
+		return err
+	}
+	for _, e := range v.Entries {
+		m := provider.Movement{Kind: e.Kind, OperationID: e.OperationID, Ref: fmt.Sprintf("%s#%d", e.ResourceID, e.Seq),
+			AmountMinor: e.AmountMinor, Currency: e.Currency, At: e.At}
+		switch e.Kind {
+		case wire.EntryCharge, wire.EntryHold, wire.EntryTransfer:
+		case wire.EntryCapture, wire.EntryRefund:
+			m.OperationID = e.CausedBy
+		case wire.EntryRelease:
+			if e.Reason != "canceled" {
+				continue
+			}
+			m.OperationID = e.CausedBy
+		default:
+			continue
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Plant writes an entry into the sandbox's ledger behind Paygate's back
+// (POST /v1/ledger, sandbox only): how reconciliation's tests make the
+// breaks it must find.
+func (a *Adapter) Plant(ctx context.Context, e wire.Entry) (wire.Entry, error) {
+	var out wire.Entry
+	err := a.do(ctx, http.MethodPost, "/v1/ledger", "", "", e, &out)
+	return out, err
 }

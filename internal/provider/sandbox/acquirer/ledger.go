@@ -1,8 +1,10 @@
 package acquirer
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/paygate/paygate/internal/provider/sandbox/wire"
 )
@@ -58,12 +60,57 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, errAnswer(http.StatusUnauthorized, "unauthorized", "a valid bearer key is required"))
 		return
 	}
-	kind, id := r.URL.Query().Get("kind"), r.URL.Query().Get("id")
+	q := r.URL.Query()
+	kind, id := q.Get("kind"), q.Get("id")
+	// from and to (RFC 3339) bound the entries' times: [from, to).
+	var from, to time.Time
+	for _, b := range []struct {
+		name string
+		into *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if v := q.Get(b.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				writeAnswer(w, errAnswer(http.StatusBadRequest, "validation_error", b.name+" must be an RFC 3339 time"))
+				return
+			}
+			*b.into = t
+		}
+	}
 	v := wire.LedgerView{Entries: []Entry{}}
 	for _, e := range s.Ledger() {
-		if e.Matches(kind, id) {
+		if e.Matches(kind, id) && (from.IsZero() || !e.At.Before(from)) && (to.IsZero() || e.At.Before(to)) {
 			v.Entries = append(v.Entries, e)
 		}
 	}
 	writeAnswer(w, jsonAnswer(http.StatusOK, v, ref{}))
+}
+
+// plantLedger answers POST /v1/ledger: a sandbox-only way to write an
+// entry behind Paygate's back (a charge it never asked for, a duplicate,
+// another amount), so that reconciliation can be tried on every kind of
+// break (docs/design/decisions.md section 18). The entry's seq is the
+// ledger's; its time is the body's (at), or now.
+func (s *Server) plantLedger(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		writeAnswer(w, errAnswer(http.StatusUnauthorized, "unauthorized", "a valid bearer key is required"))
+		return
+	}
+	var e Entry
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&e); err != nil || e.Kind == "" ||
+		e.Currency == "" || e.AmountMinor < 0 {
+		writeAnswer(w, errAnswer(http.StatusBadRequest, "validation_error", "an entry needs kind, amount_minor and currency"))
+		return
+	}
+	e.CardMask = ""
+	s.mu.Lock()
+	at := e.At
+	s.recordLocked(e)
+	if !at.IsZero() {
+		s.st.Ledger[len(s.st.Ledger)-1].At = at
+	}
+	planted := s.st.Ledger[len(s.st.Ledger)-1]
+	s.saveLocked()
+	s.mu.Unlock()
+	writeAnswer(w, jsonAnswer(http.StatusCreated, planted, ref{}))
 }

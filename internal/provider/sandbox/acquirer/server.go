@@ -207,6 +207,7 @@ func (s *Server) routes() {
 	m.Handle("GET /v1/hosted-sessions/{id}", s.get(s.getSession))
 	m.Handle("GET /v1/bins/{bin}", s.get(s.getBIN))
 	m.HandleFunc("GET /v1/ledger", s.getLedger)
+	m.HandleFunc("POST /v1/ledger", s.plantLedger)
 
 	m.HandleFunc("GET /3ds/{id}", s.challengePage)
 	m.HandleFunc("POST /3ds/{id}", s.challengeSubmit)
