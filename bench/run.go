@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/paygate/paygate/internal/client"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store"
 )
 
@@ -67,6 +69,18 @@ func startBench(ctx context.Context, c config, dir string) (*paygate, []*paygate
 			return nil, nil, spec, nil, err
 		}
 		spec.databaseURL, cleanup = url, drop
+	}
+	if c.cluster {
+		// The processes of a cluster share one sandbox acquirer: an
+		// in-process one holds its state file alone (docs/sandbox.md).
+		acq, err := acquirer.Listen("127.0.0.1:0", acquirer.Config{StateFile: filepath.Join(dir, "acquirer.json")})
+		if err != nil {
+			cleanup()
+			return nil, nil, spec, nil, err
+		}
+		spec.args = append(slices.Clone(spec.args), "--sandbox-url", acq.URL, "--sandbox-key", acq.APIKey)
+		dropDB := cleanup
+		cleanup = func() { dropDB(); _ = acq.Close() }
 	}
 	first := spec
 	if c.cluster {
