@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,6 +177,16 @@ func TestReconcile(t *testing.T) {
 			stored, err := st.ReconciliationBreaks(ctx, "acq", day)
 			require.NoError(t, err)
 			require.Len(t, stored, 6, "the day's breaks, stored once")
+
+			// The metrics count the latest reconciliation's breaks by kind.
+			metrics := start(t, env)
+			res, err := http.Get(metrics.url + "/metrics")
+			require.NoError(t, err)
+			text, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="2026-01-15",kind="duplicate_at_provider",provider="acq"} 1`)
+			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="2026-01-15",kind="missing_in_paygate",provider="acq"} 1`)
+			require.NoError(t, metrics.stop())
 
 			// Two runs never hold one day at once.
 			other := day.Add(24 * time.Hour)
