@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/provider/sandbox/wire"
+	"github.com/paygate/paygate/internal/reconcile"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/store/storetest"
 )
@@ -113,7 +114,10 @@ func TestReconcile(t *testing.T) {
 			require.NoError(t, err)
 			ch, err := st.FindChannelByAlias(ctx, "acq-card")
 			require.NoError(t, err)
-			day := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)
+			// Tomorrow: the latest day reconciled, after the daily job's
+			// yesterday.
+			day := reconcile.Day(time.Now().Add(24 * time.Hour))
+			dayText := day.Format(time.DateOnly)
 			noon := day.Add(12 * time.Hour)
 			ours := func(op, kind string, amount int64, currency string, at time.Time) {
 				p := &payment.Payment{ID: uuid.NewString(), AccessKeyID: key.ID, ChannelID: ch.ID, Kind: payment.KindDirect,
@@ -151,7 +155,7 @@ func TestReconcile(t *testing.T) {
 
 			var planted report
 			for range 2 { // run again: the day's result is replaced, not added to
-				out, err = cli(t, env, "reconcile", "--provider", "acq", "--date", "2026-01-15", "--json")
+				out, err = cli(t, env, "reconcile", "--provider", "acq", "--date", dayText, "--json")
 				require.ErrorAs(t, err, new(breaksFound), "breaks: exit 1")
 				require.NoError(t, json.Unmarshal([]byte(out), &planted))
 			}
@@ -184,8 +188,15 @@ func TestReconcile(t *testing.T) {
 			require.NoError(t, err)
 			text, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="2026-01-15",kind="duplicate_at_provider",provider="acq"} 1`)
-			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="2026-01-15",kind="missing_in_paygate",provider="acq"} 1`)
+			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="`+dayText+`",kind="duplicate_at_provider",provider="acq"} 1`)
+			require.Contains(t, string(text), `paygate_reconciliation_breaks{day="`+dayText+`",kind="missing_in_paygate",provider="acq"} 1`)
+			// The daily job, run at start, reconciled the last closed day.
+			closed := reconcile.Day(time.Now().Add(-24*time.Hour - reconcile.Lag))
+			require.Eventually(t, func() bool {
+				done, err := st.ReconciliationDone(ctx, "acq", closed)
+				require.NoError(t, err)
+				return done
+			}, 30*time.Second, 100*time.Millisecond, "the daily reconciliation of %s", closed.Format(time.DateOnly))
 			require.NoError(t, metrics.stop())
 
 			// Two runs never hold one day at once.

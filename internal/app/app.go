@@ -296,6 +296,8 @@ func New(cfg Config) (*App, error) {
 	verification.AddWorkers(workers, a.Verifications)
 	payout.AddWorkers(workers, a.Payouts)
 	webhook.AddWorkers(workers, dispatcher)
+	a.Reconciler = reconcile.NewService(s, a.Providers, now)
+	river.AddWorker(workers, &reconcile.DailyWorker{Service: a.Reconciler, Accounts: s, Done: s})
 	a.Handoff = handoff.NewWorkers()
 	operation.AddHandoff(a.Handoff, a.Operations)
 	webhook.AddHandoff(a.Handoff, dispatcher)
@@ -311,7 +313,6 @@ func New(cfg Config) (*App, error) {
 	}
 
 	a.Cabinet = &cabinet.Service{Store: s, Now: now, Params: cfg.CabinetParams}
-	a.Reconciler = reconcile.NewService(s, a.Providers, now)
 	var formKeys server.KeyDeriver = kr
 	if cfg.FormKeys != nil {
 		formKeys = cfg.FormKeys

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/reconcile"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -134,6 +135,10 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(webhook.SweepEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return webhook.SweepArgs{}, nil }, nil),
+			// Each account's last closed day, once (docs/reconciliation.md).
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return reconcile.DailyArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}
 	c, err := river.NewClient(driver, cfg)

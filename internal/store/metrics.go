@@ -56,7 +56,7 @@ func (j *jobStates) Collect(ch chan<- prometheus.Metric) {
 }
 
 // reconciliationBreaks counts, when scraped, the breaks of each account's
-// latest reconciliation (the day reconciled last) by kind, every kind (0
+// latest reconciled day by kind, every kind (0
 // too): the metrics of docs/design/decisions.md section 18, whichever
 // process ran it. Orphans (missing_in_paygate with no operation id: no
 // key to show them to) are among them, for operators.
@@ -72,7 +72,7 @@ func (r *reconciliationBreaks) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := r.s.db.QueryContext(ctx, `SELECT l.provider, l.day, b.kind, COUNT(b.kind)
 		FROM reconciliation_runs l LEFT JOIN reconciliation_breaks b ON b.provider = l.provider AND b.day = l.day
-		WHERE l.status = 'done' AND l.finished_at = (SELECT MAX(r2.finished_at) FROM reconciliation_runs r2
+		WHERE l.status = 'done' AND l.day = (SELECT MAX(r2.day) FROM reconciliation_runs r2
 			WHERE r2.provider = l.provider AND r2.status = 'done')
 		GROUP BY l.provider, l.day, b.kind`)
 	if err != nil {

@@ -173,3 +173,29 @@ func nullAmount(ok bool, n int64) sql.NullInt64 { return sql.NullInt64{Int64: n,
 func nullTime(ok bool, t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: micros(t), Valid: ok}
 }
+
+// ReconciliationDone reports whether an account's day has a finished run.
+func (q Queries) ReconciliationDone(ctx context.Context, providerName string, day time.Time) (bool, error) {
+	var n int
+	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM reconciliation_runs WHERE provider = $1 AND day = $2 AND status = 'done'`,
+		providerName, dayText(day)).Scan(&n)
+	return n > 0, err
+}
+
+// ReconcilableAccounts lists the enabled stored provider accounts.
+func (q Queries) ReconcilableAccounts(ctx context.Context) ([]string, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT name FROM provider_accounts WHERE status = 'enabled' ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
