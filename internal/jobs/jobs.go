@@ -15,8 +15,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/paygate/paygate/internal/handoff"
-	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/reconcile"
+	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
