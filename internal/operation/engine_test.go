@@ -43,6 +43,10 @@ type thing struct {
 	applied    []string
 	unreadable int
 	late       bool
+	// reroute: the resource moves to another acquirer when asked
+	// (Reroute), counted in rerouted.
+	reroute  bool
+	rerouted int
 	// gate, when set, holds every call until it is closed.
 	gate chan struct{}
 }
@@ -87,7 +91,12 @@ func (h *thing) Failed(_ *operation.Operation, code string) operation.Outcome {
 
 func (h *thing) AcceptsLate(*operation.Operation) bool { return h.late }
 func (h *thing) Reroute(context.Context, *store.Tx, *operation.Operation, error) (bool, error) {
-	return false, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reroute {
+		h.rerouted++
+	}
+	return h.reroute, nil
 }
 
 type thingCall thing
@@ -179,6 +188,7 @@ const secret = `send:{"code":"s3cret"}`
 // twice").
 func TestEnginePolicy(t *testing.T) {
 	transient := provider.Errorf(provider.Transient, "503 before processing")
+	unsent := &provider.Error{Kind: provider.Transient, Message: "connection refused", Unsent: true}
 	for _, tc := range []struct {
 		name     string
 		state    operation.State // the operation's state before the run
@@ -191,6 +201,8 @@ func TestEnginePolicy(t *testing.T) {
 		after    operation.State
 		kept     bool // the secret is still there
 		unreadOK int  // Unreadable calls
+		reroute  bool // the resource would move to another acquirer
+		rerouted int  // times it was asked to and did
 	}{
 		{name: "an outcome is recorded and the secret deleted", state: operation.Pending, attempt: 1,
 			answers: []answer{{status: "succeeded"}}, calls: []string{secret}, applied: []string{"succeeded"},
@@ -228,6 +240,12 @@ func TestEnginePolicy(t *testing.T) {
 		{name: "inquiring, the provider never saw it: sent, safely", state: operation.Inquiring, attempt: 2,
 			answers: []answer{{err: provider.Errorf(provider.NotFound, "no such operation")}, {status: "succeeded"}},
 			calls:   []string{"inquire", secret}, applied: []string{"succeeded"}, after: operation.Done},
+		{name: "unsent: the resource moves to another acquirer", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: unsent}}, calls: []string{secret}, reroute: true, rerouted: 1,
+			after: operation.Done},
+		{name: "inquiring, the inquiry unsent: asks again, never moves (the first call's outcome is unknown)",
+			state: operation.Inquiring, attempt: 2, answers: []answer{{err: unsent}}, calls: []string{"inquire"},
+			reroute: true, retry: true, after: operation.Inquiring, kept: true},
 		{name: "invalid: processing_error, no retry", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: provider.Errorf(provider.Invalid, "bad request")}}, calls: []string{secret},
 			applied: []string{"failed:processing_error"}, after: operation.Done},
@@ -240,7 +258,7 @@ func TestEnginePolicy(t *testing.T) {
 			for _, db := range storetest.Databases(t) {
 				t.Run(db.Name, func(t *testing.T) {
 					r := newRig(t, db)
-					r.thing.answers = tc.answers
+					r.thing.answers, r.thing.reroute = tc.answers, tc.reroute
 					op := r.queue(tc.state)
 					err := r.engine.Run(context.Background(), op.ID, tc.attempt, 5)
 					d, isSnooze := snoozed(err)
@@ -257,6 +275,7 @@ func TestEnginePolicy(t *testing.T) {
 					require.Equal(t, tc.calls, r.thing.calls, "the provider calls")
 					require.Equal(t, tc.applied, r.thing.applied, "the outcomes recorded")
 					require.Equal(t, tc.unreadOK, r.thing.unreadable)
+					require.Equal(t, tc.rerouted, r.thing.rerouted, "moved to another acquirer")
 					cur, kept := r.reload(op)
 					require.Equal(t, tc.after, cur.State)
 					require.Equal(t, tc.kept, kept, "the secret is kept exactly while the provider may need it")
