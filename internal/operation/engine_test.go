@@ -47,11 +47,16 @@ type thing struct {
 	// (Reroute), counted in rerouted.
 	reroute  bool
 	rerouted int
-	// gate, when set, holds every call until it is closed.
-	gate chan struct{}
+	// gate, when set, holds every call until it is closed; arrived, when
+	// set, hears each call reach it.
+	gate    chan struct{}
+	arrived chan struct{}
 }
 
 func (h *thing) next(call string) (operation.Outcome, error) {
+	if h.arrived != nil {
+		h.arrived <- struct{}{}
+	}
 	if h.gate != nil {
 		<-h.gate
 	}
@@ -339,6 +344,64 @@ func TestRecordOnce(t *testing.T) {
 			cur, kept := r.reload(op)
 			require.Equal(t, operation.Done, cur.State)
 			require.False(t, kept)
+		})
+	}
+}
+
+// TestRerouteOnce: runs of one operation at once (a handed-off run, River's
+// safety net, a rescued job), each with an answer in hand, take turns on
+// the operation's row when one would move its resource to another
+// acquirer: it moves at most once, never after another run recorded an
+// outcome, and an outcome is never recorded after it moved
+// (docs/design/decisions.md section 17), on both databases. Which comes
+// first is the race's: a run refused while another was answered may win
+// it; the payment then moves although the first acquirer acted (the
+// answer is dropped as late), which only such a duplicate run can cause.
+func TestRerouteOnce(t *testing.T) {
+	unsent := &provider.Error{Kind: provider.Transient, Message: "connection refused", Unsent: true}
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+	}{
+		{"every run unsent", []answer{{err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}}},
+		{"one run answered, the others unsent", []answer{{status: "succeeded"}, {err: unsent}, {err: unsent}, {err: unsent}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, db := range storetest.Databases(t) {
+				t.Run(db.Name, func(t *testing.T) {
+					r := newRig(t, db)
+					n := len(tc.answers)
+					r.thing.answers, r.thing.reroute = tc.answers, true
+					r.thing.gate, r.thing.arrived = make(chan struct{}), make(chan struct{}, n)
+					op := r.queue(operation.Pending)
+					errs := make([]error, n)
+					var wg sync.WaitGroup
+					for i := range n {
+						wg.Go(func() { errs[i] = r.engine.Run(context.Background(), op.ID, 1, 5) })
+					}
+					for range n { // every run holds its answer before any records
+						<-r.thing.arrived
+					}
+					close(r.thing.gate)
+					wg.Wait()
+					for _, err := range errs {
+						if err != nil {
+							require.ErrorIs(t, err, unsent, "a run that finds the operation moved is retried, and finds it done")
+						}
+					}
+					cur, kept := r.reload(op)
+					require.Equal(t, operation.Done, cur.State)
+					require.False(t, kept)
+					if tc.answers[0].err == nil && cur.Result == "succeeded" {
+						require.Equal(t, []string{"succeeded"}, r.thing.applied)
+						require.Zero(t, r.thing.rerouted, "never moved after an outcome was recorded")
+					} else {
+						require.Empty(t, r.thing.applied)
+						require.Equal(t, 1, r.thing.rerouted, "moved once")
+						require.Equal(t, "rerouted", cur.Result)
+					}
+				})
+			}
 		})
 	}
 }
