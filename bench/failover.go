@@ -86,7 +86,7 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 		{"channels", "assign", "--key", pg.access, "--channel", failoverAlias, "--position", "1"},
 		{"channels", "assign", "--key", pg.access, "--channel", "sandbox", "--position", "2"},
 	} {
-		if err := runCLI(ctx, pg, args...); err != nil {
+		if err := runCLI(ctx, pg.spec, args...); err != nil {
 			return res, err
 		}
 	}
@@ -253,13 +253,13 @@ func (q *acqProcess) ledger(ctx context.Context) ([]acquirer.Entry, error) {
 	return sandbox.NewAdapter(q.url(), q.key, nil).Ledger(ctx)
 }
 
-// runCLI runs a paygate command on the check's database.
-func runCLI(ctx context.Context, p *checkedPaygate, args ...string) error {
-	args = append(args, "--data-dir", p.spec.dataDir)
-	if p.spec.databaseURL != "" {
-		args = append(args, "--database-url", p.spec.databaseURL)
+// runCLI runs a paygate command on the database of spec.
+func runCLI(ctx context.Context, spec paygateSpec, args ...string) error {
+	args = append(args, "--data-dir", spec.dataDir)
+	if spec.databaseURL != "" {
+		args = append(args, "--database-url", spec.databaseURL)
 	}
-	if out, err := exec.CommandContext(ctx, p.spec.bin, args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, spec.bin, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("paygate %s: %w: %s", strings.Join(args[:2], " "), err, out)
 	}
 	return nil
