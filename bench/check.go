@@ -21,6 +21,7 @@ type checkConfig struct {
 	n        int           // requests or payments; 0: the check's full size
 	kills    int           // crash chaos: SIGKILLs at least; 0: its default
 	duration time.Duration // fuzzing: time per target; 0: its default
+	cooldown time.Duration // failover: serve --circuit-cooldown; 0: serve's default
 	dir      string        // a scratch folder the check may use
 	log      io.Writer     // progress lines; never nil
 }
@@ -74,6 +75,7 @@ var checks = map[string]check{
 	"replay-storm":       replayStorm,
 	"crash-chaos":        crashChaos,
 	"subscription-chaos": subscriptionChaos,
+	"failover":           failover,
 	"fault-soak":         faultSoak,
 	"webhook-outage":     webhookOutage,
 	"pci-bola":           pciBOLA,

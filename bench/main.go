@@ -27,6 +27,12 @@
 //	go run ./bench -check duplicate-storm -db postgres
 //	go run ./bench -check crash-chaos -db postgres
 //	go run ./bench -check subscription-chaos -db postgres
+//	go run ./bench -check failover -db postgres
+//
+// -routing on sets routing rules on the key before a load; -routing both
+// runs the load without them, then with them, and prints the ratios:
+//
+//	go run ./bench -scenario direct-complete -db postgres -rate 200 -duration 10s -ceiling 0 -routing both
 //
 // PostgreSQL runs create a fresh database on PAYGATE_BENCH_DATABASE_URL
 // (else PAYGATE_TEST_DATABASE_URL, else the local server) and drop it after.
@@ -36,6 +42,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 )
@@ -56,6 +63,7 @@ func main() {
 	sweep := flag.String("sweep", "", "load: offered rates to run one after another, \"100,200,400\", or \"auto\": from -rate up by -step until saturated")
 	step := flag.Int("step", 0, "sweep auto: the rate step (0: -rate)")
 	cluster := flag.Bool("cluster", false, "load, PostgreSQL: two API processes (serve --role api) and one worker (--role worker) on the database, the load spread over the API processes")
+	routing := flag.String("routing", "off", "load: off, on (routing rules set on the key before the load: two weighted channels at one position with scheme and amount rules), or both: off then on, back to back, and their ratios")
 	plotPath := flag.String("plot", "", "sweep: write a PNG of p50 and p99 latency against offered load here")
 	flag.Parse()
 	if *db != "sqlite" && *db != "postgres" {
@@ -76,6 +84,7 @@ func main() {
 	c := config{scenario: *scenario, db: *db, rate: *rate, duration: *duration, workers: *workers, warmup: *warmup,
 		ceilingTime: *ceiling, ceilingWorkers: *ceilingWorkers, p99Bound: *p99, cluster: *cluster}
 	if *sweep != "" {
+		c.routing = *routing == "on"
 		sc, err := parseSweep(*sweep, c, *step, *plotPath)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -87,11 +96,53 @@ func main() {
 		exitOn(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *duration+*ceiling*3+3*time.Minute)
-	res, err := runScenario(ctx, c)
-	cancel()
-	exitOn(err)
-	res.print(os.Stdout)
+	var runs []bool
+	switch *routing {
+	case "off":
+		runs = []bool{false}
+	case "on":
+		runs = []bool{true}
+	case "both":
+		runs = []bool{false, true}
+	default:
+		fmt.Fprintln(os.Stderr, "bench: -routing is off, on or both")
+		os.Exit(2)
+	}
+	var results []result
+	for _, on := range runs {
+		c.routing = on
+		ctx, cancel := context.WithTimeout(context.Background(), *duration+*ceiling*3+3*time.Minute)
+		res, err := runScenario(ctx, c)
+		cancel()
+		exitOn(err)
+		res.print(os.Stdout)
+		results = append(results, res)
+	}
+	if len(results) == 2 {
+		printRoutingCost(os.Stdout, results[0], results[1])
+	}
+}
+
+// printRoutingCost compares a run with routing rules (on) with one without
+// (off): what the rules cost a payment that needs no failover.
+func printRoutingCost(w io.Writer, off, on result) {
+	div := func(a, b float64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.3f", a/b)
+	}
+	fmt.Fprintf(w, "routing rules on / off\n")
+	fmt.Fprintf(w, "  throughput          %.1f/s / %.1f/s = %s\n", on.throughput, off.throughput, div(on.throughput, off.throughput))
+	fmt.Fprintf(w, "  p50 / p99           %s / %s on, %s / %s off\n", roundMs(on.p50), roundMs(on.p99), roundMs(off.p50), roundMs(off.p99))
+	fmt.Fprintf(w, "  server CPU / 1000   %s / %s = %s\n", on.cpuPerK.Round(time.Millisecond), off.cpuPerK.Round(time.Millisecond),
+		div(float64(on.cpuPerK), float64(off.cpuPerK)))
+	if on.completed > 0 || off.completed > 0 {
+		fmt.Fprintf(w, "  completed           %.1f/s / %.1f/s = %s\n", on.completed, off.completed, div(on.completed, off.completed))
+	}
+	if on.commitsPerPayment > 0 || off.commitsPerPayment > 0 {
+		fmt.Fprintf(w, "  commits per payment %.2f on, %.2f off\n", on.commitsPerPayment, off.commitsPerPayment)
+	}
 }
 
 // exitOn ends the process on a load run's error, after removing the

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,6 +43,89 @@ type config struct {
 	// cluster: on PostgreSQL, two API processes and one worker instead of
 	// one process of role all (docs/operations.md, "Several processes").
 	cluster bool
+	// routing: the key's routing rules set before the load (routingRules).
+	routing bool
+}
+
+// routingRules give the key's sandbox channel a route (weight 3, Visa and
+// Mastercard, up to 1,000,000 minor units) at position 1 and a second
+// channel on the built-in sandbox account with the same rules at position
+// 2 (docs/design/decisions.md section 17): every payment has its rules
+// checked against two channels, and none needs a failover. Two channels
+// cannot share a position through `channels assign` (placing one at a
+// position moves the others there down), so the weights split nothing.
+var routingRules = [][]string{
+	{"channels", "create", "--alias", "sandbox-b", "--provider", "sandbox", "--methods", "card", "--currencies", "USD"},
+	{"channels", "assign", "--key", "{key}", "--channel", "sandbox", "--position", "1", "--weight", "3",
+		"--schemes", "visa,mastercard", "--max-amount", "1000000"},
+	{"channels", "assign", "--key", "{key}", "--channel", "sandbox-b", "--position", "2", "--weight", "1",
+		"--schemes", "visa,mastercard", "--max-amount", "1000000"},
+}
+
+// setRouting sets routingRules on the key accessKey and returns the key's
+// channels as `channels list` shows them.
+func setRouting(ctx context.Context, spec paygateSpec, accessKey string) (string, error) {
+	for _, args := range routingRules {
+		args = slices.Clone(args)
+		for i, a := range args {
+			if a == "{key}" {
+				args[i] = accessKey
+			}
+		}
+		if err := runCLI(ctx, spec, args...); err != nil {
+			return "", err
+		}
+	}
+	args := []string{"channels", "list", "--key", accessKey, "--json", "--data-dir", spec.dataDir}
+	if spec.databaseURL != "" {
+		args = append(args, "--database-url", spec.databaseURL)
+	}
+	out, err := exec.CommandContext(ctx, spec.bin, args...).Output()
+	if err != nil {
+		return "", fmt.Errorf("paygate channels list: %w", err)
+	}
+	var rows []struct {
+		Alias string `json:"alias"`
+		Route struct {
+			Position  int      `json:"position"`
+			Weight    int      `json:"weight"`
+			Schemes   []string `json:"schemes"`
+			MaxAmount *int64   `json:"max_amount"`
+		} `json:"route"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil {
+		return "", fmt.Errorf("paygate channels list: %w in %q", err, out)
+	}
+	var parts []string
+	for _, r := range rows {
+		maxAmount := "any amount"
+		if r.Route.MaxAmount != nil {
+			maxAmount = fmt.Sprintf("≤ %d", *r.Route.MaxAmount)
+		}
+		parts = append(parts, fmt.Sprintf("%s at %d (weight %d, %s, %s)", r.Alias, r.Route.Position, r.Route.Weight,
+			strings.Join(r.Route.Schemes, ","), maxAmount))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// channelsOf counts the channels of the first attempts of payments (at
+// most 40 of them): with routing rules, both channels take payments.
+func channelsOf(ctx context.Context, cl *client.Client, ids []string) (map[string]int, error) {
+	m := map[string]int{}
+	for _, id := range ids[:min(len(ids), 40)] {
+		var list struct {
+			Items []struct {
+				Channel string `json:"channel"`
+			} `json:"items"`
+		}
+		if err := cl.JSON(ctx, "GET", "/api/v1/payments/"+id+"/attempts", nil, &list); err != nil {
+			return nil, err
+		}
+		if len(list.Items) > 0 {
+			m[list.Items[0].Channel]++
+		}
+	}
+	return m, nil
 }
 
 // dbConns is how many goroutines commit at once in the DB ceiling: the
@@ -153,8 +237,12 @@ type result struct {
 	// PostgreSQL, direct-complete: xact_commit of the database per
 	// completed payment, River's idle commits over the same time taken off.
 	commitsPerPayment, idleCommits float64
-	dbCeil                         dbCeiling
-	bareCeil                       bareCeiling
+	// routing: the key's channels and routes, and the channels of the
+	// first attempts of some warm-up payments.
+	routes   string
+	routed   map[string]int
+	dbCeil   dbCeiling
+	bareCeil bareCeiling
 }
 
 func runScenario(ctx context.Context, c config) (result, error) {
@@ -169,6 +257,12 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	}
 	defer stop()
 	cl := client.New(pg.url, pg.access, pg.secret)
+	var routes string
+	if c.routing {
+		if routes, err = setRouting(ctx, spec, pg.access); err != nil {
+			return result{}, err
+		}
+	}
 	var rcv *receiver
 	if c.scenario == "direct-complete" {
 		if rcv, err = startReceiver(); err != nil {
@@ -209,6 +303,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 	newAttacker := func() *vegeta.Attacker {
 		return vegeta.NewAttacker(vegeta.Workers(uint64(c.workers)), vegeta.MaxWorkers(uint64(c.workers)), vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
 	}
+	var routed map[string]int
 	if c.warmup > 0 {
 		// Connections opened, statements prepared, caches filled: not
 		// measured. Its payments complete before the measured load starts.
@@ -219,6 +314,11 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		if rcv != nil {
 			if _, err := rcv.wait(ctx, warm, 2*time.Minute); err != nil {
 				return result{}, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		if c.routing && rcv != nil {
+			if routed, err = channelsOf(ctx, cl, warm); err != nil {
+				return result{}, err
 			}
 		}
 	}
@@ -260,7 +360,7 @@ func runScenario(ctx context.Context, c config) (result, error) {
 		}
 	}
 	m.Close()
-	r := result{config: c, startup: pg.startup, requests: m.Requests, success: m.Success, throughput: m.Throughput,
+	r := result{config: c, routes: routes, routed: routed, startup: pg.startup, requests: m.Requests, success: m.Success, throughput: m.Throughput,
 		p50: m.Latencies.P50, p95: m.Latencies.P95, p99: m.Latencies.P99, mx: m.Latencies.Max, statuses: m.StatusCodes}
 	if rcv != nil {
 		if r.completion, err = rcv.wait(ctx, ids, 2*time.Minute); err != nil {

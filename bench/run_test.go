@@ -52,6 +52,24 @@ func TestScenarios(t *testing.T) {
 				}
 			})
 		}
+		// Routing rules on the key (bench -routing): set as listed, and
+		// every payment completes on the first channel.
+		t.Run("direct-complete with routing rules", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			r, err := runScenario(ctx, config{scenario: "direct-complete", db: db, rate: 20, duration: time.Second, workers: 8,
+				warmup: time.Second, p99Bound: 20 * time.Millisecond, routing: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.requests < 15 || r.success != 1 || r.completion.delivered != int(r.requests) || r.completion.bad != 0 {
+				t.Fatalf("%d requests, success %.2f, completion %+v", r.requests, r.success, r.completion)
+			}
+			want := "sandbox at 1 (weight 3, visa,mastercard, ≤ 1000000); sandbox-b at 2 (weight 1, visa,mastercard, ≤ 1000000)"
+			if r.routes != want || r.routed["sandbox"] == 0 || len(r.routed) != 1 {
+				t.Fatalf("routes %q, warm-up payments by channel: %v", r.routes, r.routed)
+			}
+		})
 		if db != "postgres" {
 			return
 		}

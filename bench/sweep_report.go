@@ -39,6 +39,9 @@ func ratio(a, b float64) string {
 
 func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s on %s: offered %d/s for %s (after %s of warm-up)\n", r.scenario, r.db, r.rate, r.duration, r.warmup)
+	if r.routing {
+		fmt.Fprintf(w, "  routing rules       %s; first attempts of warm-up payments: %s\n", r.routes, tallyText(r.routed))
+	}
 	fmt.Fprintf(w, "  start-up            %s\n", r.startup)
 	fmt.Fprintf(w, "  requests            %d (success %.2f%%, statuses %v)\n", r.requests, r.success*100, r.statuses)
 	fmt.Fprintf(w, "  throughput          %.1f/s\n", r.throughput)

@@ -39,6 +39,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"channels a payment may be tried on when one surely did nothing (1: no failover) (PAYGATE_MAX_ATTEMPTS)")
 	jobSteps := fs.Int("job-steps", envInt(getenv, "PAYGATE_JOB_STEPS", runtime.GOMAXPROCS(0)),
 		"payment jobs doing their own work (not waiting for a provider) at once; more: more payments completed per second, fewer: lower request latency (PAYGATE_JOB_STEPS; default: the cores)")
+	circuitCooldown := fs.Duration("circuit-cooldown", circuit.Cooldown,
+		"how long an acquirer account's open circuit skips it before one call probes it (docs/providers.md, \"Circuits\")")
 	rescueAfter := fs.Duration("rescue-after", 2*time.Minute, "PostgreSQL: how long a job may stay running before another process takes it over (a crashed worker's)")
 	jobTimeout := fs.Duration("job-timeout", time.Minute, "the longest a background job may run; more than --provider-timeout, less than --rescue-after")
 	schedulerEvery := fs.Duration("scheduler-every", 5*time.Second,
@@ -56,6 +58,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"all: the API and the workers; api: the API only (jobs are queued for workers); worker: the jobs only, with /api/v1/health and /metrics (PAYGATE_ROLE)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
+	}
+	if *circuitCooldown <= 0 {
+		return usageError{"--circuit-cooldown must be positive"}
 	}
 	keyCacheTTL := time.Duration(0) // the environment's default
 	if *keyCache != "" {
@@ -102,6 +107,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer a.close()
 	breaker := circuit.New(time.Now)
+	breaker.Cooldown = *circuitCooldown
 	registry, pageOrigins, closeProviders, err := prov.start(a.env, db.dataDir, a, breaker)
 	if err != nil {
 		return err

@@ -491,7 +491,13 @@ func (e *Engine[R, T]) reroute(ctx context.Context, h Handler[R, T], op *Operati
 	rerouted := false
 	err := e.Transact(ctx, func(tx T) error {
 		cur, err := tx.LockOperation(ctx, op.ID)
-		if err != nil || cur.State == Done {
+		// Inquiring: an earlier call's outcome is unknown (a timeout, an
+		// unreadable answer, a call cut by a crash), so the failure of this
+		// run's inquiry says nothing of it: the acquirer may have moved the
+		// money, and only its answer may end the attempt
+		// (docs/design/decisions.md section 17: never after an unknown
+		// outcome).
+		if err != nil || cur.State == Done || cur.State == Inquiring {
 			return err
 		}
 		if ctx, err = e.withKeyClock(ctx, tx, cur); err != nil {

@@ -43,11 +43,20 @@ type thing struct {
 	applied    []string
 	unreadable int
 	late       bool
-	// gate, when set, holds every call until it is closed.
-	gate chan struct{}
+	// reroute: the resource moves to another acquirer when asked
+	// (Reroute), counted in rerouted.
+	reroute  bool
+	rerouted int
+	// gate, when set, holds every call until it is closed; arrived, when
+	// set, hears each call reach it.
+	gate    chan struct{}
+	arrived chan struct{}
 }
 
 func (h *thing) next(call string) (operation.Outcome, error) {
+	if h.arrived != nil {
+		h.arrived <- struct{}{}
+	}
 	if h.gate != nil {
 		<-h.gate
 	}
@@ -87,7 +96,12 @@ func (h *thing) Failed(_ *operation.Operation, code string) operation.Outcome {
 
 func (h *thing) AcceptsLate(*operation.Operation) bool { return h.late }
 func (h *thing) Reroute(context.Context, *store.Tx, *operation.Operation, error) (bool, error) {
-	return false, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reroute {
+		h.rerouted++
+	}
+	return h.reroute, nil
 }
 
 type thingCall thing
@@ -179,6 +193,7 @@ const secret = `send:{"code":"s3cret"}`
 // twice").
 func TestEnginePolicy(t *testing.T) {
 	transient := provider.Errorf(provider.Transient, "503 before processing")
+	unsent := &provider.Error{Kind: provider.Transient, Message: "connection refused", Unsent: true}
 	for _, tc := range []struct {
 		name     string
 		state    operation.State // the operation's state before the run
@@ -191,6 +206,8 @@ func TestEnginePolicy(t *testing.T) {
 		after    operation.State
 		kept     bool // the secret is still there
 		unreadOK int  // Unreadable calls
+		reroute  bool // the resource would move to another acquirer
+		rerouted int  // times it was asked to and did
 	}{
 		{name: "an outcome is recorded and the secret deleted", state: operation.Pending, attempt: 1,
 			answers: []answer{{status: "succeeded"}}, calls: []string{secret}, applied: []string{"succeeded"},
@@ -228,6 +245,12 @@ func TestEnginePolicy(t *testing.T) {
 		{name: "inquiring, the provider never saw it: sent, safely", state: operation.Inquiring, attempt: 2,
 			answers: []answer{{err: provider.Errorf(provider.NotFound, "no such operation")}, {status: "succeeded"}},
 			calls:   []string{"inquire", secret}, applied: []string{"succeeded"}, after: operation.Done},
+		{name: "unsent: the resource moves to another acquirer", state: operation.Pending, attempt: 1,
+			answers: []answer{{err: unsent}}, calls: []string{secret}, reroute: true, rerouted: 1,
+			after: operation.Done},
+		{name: "inquiring, the inquiry unsent: asks again, never moves (the first call's outcome is unknown)",
+			state: operation.Inquiring, attempt: 2, answers: []answer{{err: unsent}}, calls: []string{"inquire"},
+			reroute: true, retry: true, after: operation.Inquiring, kept: true},
 		{name: "invalid: processing_error, no retry", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: provider.Errorf(provider.Invalid, "bad request")}}, calls: []string{secret},
 			applied: []string{"failed:processing_error"}, after: operation.Done},
@@ -240,7 +263,7 @@ func TestEnginePolicy(t *testing.T) {
 			for _, db := range storetest.Databases(t) {
 				t.Run(db.Name, func(t *testing.T) {
 					r := newRig(t, db)
-					r.thing.answers = tc.answers
+					r.thing.answers, r.thing.reroute = tc.answers, tc.reroute
 					op := r.queue(tc.state)
 					err := r.engine.Run(context.Background(), op.ID, tc.attempt, 5)
 					d, isSnooze := snoozed(err)
@@ -257,6 +280,7 @@ func TestEnginePolicy(t *testing.T) {
 					require.Equal(t, tc.calls, r.thing.calls, "the provider calls")
 					require.Equal(t, tc.applied, r.thing.applied, "the outcomes recorded")
 					require.Equal(t, tc.unreadOK, r.thing.unreadable)
+					require.Equal(t, tc.rerouted, r.thing.rerouted, "moved to another acquirer")
 					cur, kept := r.reload(op)
 					require.Equal(t, tc.after, cur.State)
 					require.Equal(t, tc.kept, kept, "the secret is kept exactly while the provider may need it")
@@ -320,6 +344,64 @@ func TestRecordOnce(t *testing.T) {
 			cur, kept := r.reload(op)
 			require.Equal(t, operation.Done, cur.State)
 			require.False(t, kept)
+		})
+	}
+}
+
+// TestRerouteOnce: runs of one operation at once (a handed-off run, River's
+// safety net, a rescued job), each with an answer in hand, take turns on
+// the operation's row when one would move its resource to another
+// acquirer: it moves at most once, never after another run recorded an
+// outcome, and an outcome is never recorded after it moved
+// (docs/design/decisions.md section 17), on both databases. Which comes
+// first is the race's: a run refused while another was answered may win
+// it; the payment then moves although the first acquirer acted (the
+// answer is dropped as late), which only such a duplicate run can cause.
+func TestRerouteOnce(t *testing.T) {
+	unsent := &provider.Error{Kind: provider.Transient, Message: "connection refused", Unsent: true}
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+	}{
+		{"every run unsent", []answer{{err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}}},
+		{"one run answered, the others unsent", []answer{{status: "succeeded"}, {err: unsent}, {err: unsent}, {err: unsent}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, db := range storetest.Databases(t) {
+				t.Run(db.Name, func(t *testing.T) {
+					r := newRig(t, db)
+					n := len(tc.answers)
+					r.thing.answers, r.thing.reroute = tc.answers, true
+					r.thing.gate, r.thing.arrived = make(chan struct{}), make(chan struct{}, n)
+					op := r.queue(operation.Pending)
+					errs := make([]error, n)
+					var wg sync.WaitGroup
+					for i := range n {
+						wg.Go(func() { errs[i] = r.engine.Run(context.Background(), op.ID, 1, 5) })
+					}
+					for range n { // every run holds its answer before any records
+						<-r.thing.arrived
+					}
+					close(r.thing.gate)
+					wg.Wait()
+					for _, err := range errs {
+						if err != nil {
+							require.ErrorIs(t, err, unsent, "a run that finds the operation moved is retried, and finds it done")
+						}
+					}
+					cur, kept := r.reload(op)
+					require.Equal(t, operation.Done, cur.State)
+					require.False(t, kept)
+					if tc.answers[0].err == nil && cur.Result == "succeeded" {
+						require.Equal(t, []string{"succeeded"}, r.thing.applied)
+						require.Zero(t, r.thing.rerouted, "never moved after an outcome was recorded")
+					} else {
+						require.Empty(t, r.thing.applied)
+						require.Equal(t, 1, r.thing.rerouted, "moved once")
+						require.Equal(t, "rerouted", cur.Result)
+					}
+				})
+			}
 		})
 	}
 }

@@ -1,0 +1,651 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paygate/paygate/internal/openapi"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
+)
+
+// Failover sizes and bounds.
+const (
+	failoverRate    = 40               // payments offered per second
+	failoverSettle  = 2 * time.Minute  // the bounded wait for every payment to be final
+	failoverReach   = 30 * time.Second // the bounded wait for serve to route to a new account
+	failoverAlias   = "acq-a-card"     // acquirer A's channel; B is the built-in sandbox channel
+	failoverTimeout = "1s"             // serve --provider-timeout
+)
+
+// failoverFaults is the fault mix of acquirer A in the second phase.
+var failoverFaults = []string{"--fault-seed", "7", "--fault-timeout-rate", "0.1", "--fault-unreadable-rate", "0.05",
+	"--fault-503-rate", "0.1"}
+
+// failover proves routing and failover under faults
+// (docs/design/decisions.md section 17) with two standalone sandbox
+// acquirers, A and B, each a `paygate sandbox-acquirer` process with a
+// state file, and one `paygate serve` whose key has a channel on A at
+// position 1 and the built-in sandbox channel, which serve's
+// --sandbox-url points at B, at position 2. Phase 1: a bounded load of
+// direct card payments (a third authorize only); A is killed with SIGKILL
+// a third of the way in, payments go on through B, and A is restarted on
+// its port and state file two thirds of the way in; the payments held on
+// A at the kill are captured while it is down, the rest after. Phase 2:
+// A restarted with a fault mix (timeouts, unreadable answers, 503s) and
+// another load, every hold captured. Then both acquirers' ledgers, read
+// over HTTP, must show: no payment moving money twice across both, every
+// accepted payment final with the ledger's outcome, and every capture on
+// the acquirer that holds its payment.
+func failover(ctx context.Context, c checkConfig) (checkResult, error) {
+	res := checkResult{name: "failover", pass: true}
+	n := cmp.Or(c.n, 1200)
+	bin, err := paygateBinary(ctx)
+	if err != nil {
+		return res, err
+	}
+	key := "sk_sandbox_failover_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	keyFile := filepath.Join(c.dir, "acquirer.key")
+	if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
+		return res, err
+	}
+	a := &acqProcess{name: "A", bin: bin, key: key, state: filepath.Join(c.dir, "acquirer-a.json")}
+	b := &acqProcess{name: "B", bin: bin, key: key, state: filepath.Join(c.dir, "acquirer-b.json")}
+	for _, q := range []*acqProcess{a, b} {
+		if err := q.start(ctx, nil); err != nil {
+			return res, err
+		}
+		defer q.kill()
+	}
+	serveArgs := []string{"--sandbox-url", b.url(), "--sandbox-key", key, "--provider-timeout", failoverTimeout, "--job-timeout", "10s"}
+	cooldown := "30s (the default)"
+	if c.cooldown > 0 {
+		serveArgs = append(serveArgs, "--circuit-cooldown", c.cooldown.String())
+		cooldown = c.cooldown.String()
+	}
+	pg, err := startChecked(ctx, c, "failover", paygateSpec{args: serveArgs})
+	if err != nil {
+		return res, err
+	}
+	defer pg.close()
+	pg.client.Retries = 5
+	for _, args := range [][]string{
+		{"providers", "add", "--name", "acq-a", "--kind", "sandbox", "--url", a.url(), "--api-key-file", keyFile},
+		{"channels", "create", "--alias", failoverAlias, "--provider", "acq-a", "--methods", "card", "--currencies", "USD"},
+		{"channels", "assign", "--key", pg.access, "--channel", failoverAlias, "--position", "1"},
+		{"channels", "assign", "--key", pg.access, "--channel", "sandbox", "--position", "2"},
+	} {
+		if err := runCLI(ctx, pg.spec, args...); err != nil {
+			return res, err
+		}
+	}
+	fmt.Fprintf(c.log, "failover: %d payments on %s; A %s, B %s\n", n, c.db, a.url(), b.url())
+	l := &failoverLoad{pg: pg, paid: map[int64]*failoverPayment{}}
+	began := time.Now()
+
+	// serve reads provider accounts every 2 s: the first payment tried on
+	// A says it routes there.
+	reachedIn, err := l.untilFirstOn(ctx, failoverAlias, failoverReach)
+	if err != nil {
+		return res, err
+	}
+	res.add("processes", "serve (%s, 1 process; --sandbox-url B, --provider-timeout %s), sandbox acquirers A and B (each its own process and state file)",
+		c.db, failoverTimeout)
+	res.add("routing", "key: %s at position 1 (account acq-a → A), sandbox at position 2 (→ B); serve routed to A %s after `providers add`",
+		failoverAlias, reachedIn.Round(time.Millisecond))
+
+	// Phase 1: A killed a third of the way in, back two thirds in.
+	var (
+		killedAt, backAt time.Time
+		downCaptures     int
+		phaseErr         error
+	)
+	first := int64(0) // the probes count too
+	l.run(ctx, n, func(sent int) error {
+		switch sent {
+		case n / 3:
+			a.kill()
+			killedAt = time.Now()
+			fmt.Fprintf(c.log, "failover: A killed after %d payments\n", sent)
+		case n/3 + n/12:
+			// Some payments met A down; now the holds on A so far are
+			// captured while it is down: their captures must wait for it,
+			// then land there.
+			k, err := l.captureHeld(ctx, failoverAlias)
+			downCaptures = k
+			return err
+		case 2 * n / 3:
+			if err := a.start(ctx, nil); err != nil {
+				return err
+			}
+			backAt = time.Now()
+			fmt.Fprintf(c.log, "failover: A back after %d payments, %s down\n", sent, backAt.Sub(killedAt).Round(time.Millisecond))
+		}
+		return nil
+	})
+	if phaseErr = l.err(); phaseErr != nil {
+		return res, phaseErr
+	}
+	loadTook := time.Since(began)
+	if _, err := l.settle(ctx, first, failoverSettle, false); err != nil {
+		return res, err
+	}
+	laterCaptures, err := l.captureHeld(ctx, "")
+	if err != nil {
+		return res, err
+	}
+	left, err := l.settle(ctx, first, failoverSettle, true)
+	if err != nil {
+		return res, err
+	}
+	phase1Settled := time.Since(backAt)
+	p1 := l.summarize(ctx, first, l.next)
+	second := l.next
+	res.add("phase 1: kill", "%d payments offered at %d/s in %s; A SIGKILLed after %d, restarted (same port, state file) after %d, down %s",
+		n, failoverRate, loadTook.Round(time.Millisecond), n/3, 2*n/3, backAt.Sub(killedAt).Round(time.Millisecond))
+	res.add("phase 1: captures", "%d held on A captured while A was down, %d holds captured after; all final %s after A's restart",
+		downCaptures, laterCaptures, phase1Settled.Round(time.Millisecond))
+	if left > 0 {
+		res.fail("phase 1: %d payments not final %s after A came back", left, failoverSettle)
+	}
+
+	// Phase 2: A with a fault mix.
+	a.kill()
+	if err := a.start(ctx, failoverFaults); err != nil {
+		return res, err
+	}
+	n2 := max(n/2, 1)
+	p2began := time.Now()
+	l.run(ctx, n2, nil)
+	if err := l.err(); err != nil {
+		return res, err
+	}
+	if _, err := l.settle(ctx, second, failoverSettle, false); err != nil {
+		return res, err
+	}
+	captures2, err := l.captureHeld(ctx, "")
+	if err != nil {
+		return res, err
+	}
+	left2, err := l.settle(ctx, second, failoverSettle, false)
+	if err != nil {
+		return res, err
+	}
+	p2 := l.summarize(ctx, second, l.next)
+	res.add("phase 2: faults", "%d payments at %d/s with A at %s; %d holds captured; all final in %s",
+		n2, failoverRate, strings.Join(failoverFaults, " "), captures2, time.Since(p2began).Round(time.Millisecond))
+	if left2 > 0 {
+		res.fail("phase 2: %d payments not final %s after the load", left2, failoverSettle)
+	}
+	res.add("circuit of acq-a", "%s (cooldown %s)", circuitChanges(pg.out.String(), "acq-a", killedAt), cooldown)
+	return l.verify(ctx, res, a, b, p1, p2)
+}
+
+// acqProcess is a standalone sandbox acquirer (`paygate sandbox-acquirer`),
+// restartable on the port it first got with its state file.
+type acqProcess struct {
+	name, bin, key, state string
+	addr                  string
+	cmd                   *exec.Cmd
+	exited                chan struct{}
+}
+
+var acqListeningRe = regexp.MustCompile(`sandbox acquirer listening on (http://\S+)`)
+
+// start starts the acquirer with more flags (faults) and waits until it
+// listens. A restart whose port is not free yet is tried again.
+func (q *acqProcess) start(ctx context.Context, more []string) error {
+	addr := cmp.Or(q.addr, "127.0.0.1:0")
+	var err error
+	for range 20 {
+		args := append([]string{"sandbox-acquirer", "--addr", addr, "--api-key", q.key, "--state-file", q.state}, more...)
+		cmd := exec.CommandContext(ctx, q.bin, args...)
+		out := &lineWaiter{re: acqListeningRe, found: make(chan []string, 1)}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err = cmd.Start(); err != nil {
+			return err
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case m := <-out.found:
+			q.cmd, q.exited = cmd, exited
+			q.addr = strings.TrimPrefix(m[1], "http://")
+			return nil
+		case <-exited:
+			err = fmt.Errorf("acquirer %s exited before listening: %s", q.name, out.String())
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("acquirer %s did not start: %s", q.name, out.String())
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil { // the port's last owner is going
+			return err
+		}
+	}
+	return err
+}
+
+// kill sends SIGKILL and waits until the process is gone.
+func (q *acqProcess) kill() {
+	if q.cmd != nil {
+		_ = q.cmd.Process.Kill()
+		<-q.exited
+		q.cmd = nil
+	}
+}
+
+func (q *acqProcess) url() string { return "http://" + q.addr }
+
+// ledger reads the acquirer's ledger over HTTP, as any client would.
+func (q *acqProcess) ledger(ctx context.Context) ([]acquirer.Entry, error) {
+	return sandbox.NewAdapter(q.url(), q.key, nil).Ledger(ctx)
+}
+
+// runCLI runs a paygate command on the database of spec.
+func runCLI(ctx context.Context, spec paygateSpec, args ...string) error {
+	args = append(args, "--data-dir", spec.dataDir)
+	if spec.databaseURL != "" {
+		args = append(args, "--database-url", spec.databaseURL)
+	}
+	if out, err := exec.CommandContext(ctx, spec.bin, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("paygate %s: %w: %s", strings.Join(args[:2], " "), err, out)
+	}
+	return nil
+}
+
+// failoverPayment is one payment the load offered: its amount (each its
+// own, so the ledgers tell them apart) and what became of it.
+type failoverPayment struct {
+	amount    int64
+	authorize bool
+	id        string // empty: not accepted
+	answer    string // the create answer's error, when not accepted
+	captured  bool
+	final     openapi.Payment
+	attempts  []openapi.PaymentAttempt
+}
+
+// failoverLoad offers payments and keeps them by amount.
+type failoverLoad struct {
+	pg *checkedPaygate
+
+	mu    sync.Mutex
+	paid  map[int64]*failoverPayment
+	next  int64 // the next payment's index
+	first error
+}
+
+const failoverBaseAmount = int64(10_000)
+
+func (l *failoverLoad) err() error { l.mu.Lock(); defer l.mu.Unlock(); return l.first }
+
+// pay creates payment i: every third authorizes only, unless chargeOnly.
+func (l *failoverLoad) pay(ctx context.Context, i int64, chargeOnly bool) *failoverPayment {
+	p := &failoverPayment{amount: failoverBaseAmount + i, authorize: i%3 == 0 && !chargeOnly}
+	body := string(directCard(fmt.Sprintf("failover-%d", i), p.amount, "5555555555554444", "123"))
+	if p.authorize {
+		body = strings.Replace(body, `"currency":"USD",`, `"currency":"USD","operation_mode":"authorize",`, 1)
+	}
+	var got openapi.Payment
+	if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &got); err != nil {
+		p.answer = err.Error()
+	} else {
+		p.id = got.PaymentID
+	}
+	l.mu.Lock()
+	l.paid[p.amount] = p
+	l.mu.Unlock()
+	return p
+}
+
+// run offers n payments at failoverRate, at most 16 at once; at(sent) runs
+// in the pacing loop after each payment is sent off (nil: nothing).
+func (l *failoverLoad) run(ctx context.Context, n int, at func(sent int) error) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	tick := time.NewTicker(time.Second / failoverRate)
+	defer tick.Stop()
+	for sent := 1; sent <= n; sent++ {
+		select {
+		case <-ctx.Done():
+			l.fail(ctx.Err())
+			wg.Wait()
+			return
+		case <-tick.C:
+		}
+		sem <- struct{}{}
+		l.mu.Lock()
+		i := l.next
+		l.next++
+		l.mu.Unlock()
+		wg.Go(func() {
+			defer func() { <-sem }()
+			l.pay(ctx, i, false)
+		})
+		if at != nil {
+			if err := at(sent); err != nil {
+				l.fail(err)
+				break
+			}
+		}
+	}
+	wg.Wait()
+}
+
+func (l *failoverLoad) fail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.first == nil {
+		l.first = err
+	}
+}
+
+// untilFirstOn sends payments one at a time until one is tried first on
+// the channel alias (its account read by serve), at most for d.
+func (l *failoverLoad) untilFirstOn(ctx context.Context, alias string, d time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for time.Since(start) < d {
+		l.mu.Lock()
+		i := l.next
+		l.next++
+		l.mu.Unlock()
+		p := l.pay(ctx, i, false)
+		if p.id == "" {
+			return 0, fmt.Errorf("probe payment: %s", p.answer)
+		}
+		var list openapi.PaymentAttemptList
+		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
+			return 0, err
+		}
+		if len(list.Items) > 0 && list.Items[0].Channel == alias {
+			return time.Since(start), nil
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil { // a poll's interval
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("no payment routed to %s within %s", alias, d)
+}
+
+// captureHeld captures every accepted authorize-only payment that is
+// authorized now and not yet captured; with alias, only those held on
+// that channel. It returns how many it captured.
+func (l *failoverLoad) captureHeld(ctx context.Context, alias string) (int, error) {
+	l.mu.Lock()
+	var cands []*failoverPayment
+	for _, p := range l.paid {
+		if p.authorize && p.id != "" && !p.captured {
+			cands = append(cands, p)
+		}
+	}
+	l.mu.Unlock()
+	k := 0
+	for _, p := range cands {
+		var got openapi.Payment
+		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &got); err != nil {
+			return k, err
+		}
+		if got.Status != "authorized" {
+			continue
+		}
+		if alias != "" {
+			var list openapi.PaymentAttemptList
+			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
+				return k, err
+			}
+			if len(list.Items) == 0 || list.Items[len(list.Items)-1].Channel != alias {
+				continue
+			}
+		}
+		if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/"+p.id+"/capture", nil, &got); err != nil {
+			return k, fmt.Errorf("capture %s: %w", p.id, err)
+		}
+		l.mu.Lock()
+		p.captured = true
+		l.mu.Unlock()
+		k++
+	}
+	return k, nil
+}
+
+// settle waits until the accepted payments from index from on are all
+// final or authorized (a hold waits for its capture), at most for d; it
+// returns how many are not. With trickle, a shop's traffic goes on
+// meanwhile: a payment each poll (they count in the phase), so that a
+// circuit past its cooldown is probed by a payment, as it would be in
+// production, not only by the retries of captures.
+func (l *failoverLoad) settle(ctx context.Context, from int64, d time.Duration, trickle bool) (int, error) {
+	deadline := time.Now().Add(d)
+	for {
+		if trickle {
+			l.mu.Lock()
+			i := l.next
+			l.next++
+			l.mu.Unlock()
+			l.pay(ctx, i, true) // nobody would capture it
+		}
+		l.mu.Lock()
+		to := l.next
+		l.mu.Unlock()
+		left := 0
+		for i := from; i < to; i++ {
+			l.mu.Lock()
+			p := l.paid[failoverBaseAmount+i]
+			l.mu.Unlock()
+			if p == nil || p.id == "" || p.final.Final || p.final.Status == "authorized" && !p.captured {
+				continue
+			}
+			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &p.final); err != nil {
+				return 0, err
+			}
+			if !p.final.Final && (p.final.Status != "authorized" || p.captured) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return left, nil
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil { // a poll's interval
+			return left, err
+		}
+	}
+}
+
+// failoverPhase is what one phase's payments came to, from Paygate's side.
+type failoverPhase struct {
+	offered, accepted int
+	notAccepted       map[string]int
+	statuses          map[string]int
+	rerouted          map[string]int // by reason
+	lastOn            map[string]int // by the channel of the last attempt
+	skipped           int            // one attempt, not on A: A's circuit was open
+	err               error
+}
+
+// summarize reads the attempts of the payments of indexes [from, to).
+func (l *failoverLoad) summarize(ctx context.Context, from, to int64) failoverPhase {
+	s := failoverPhase{notAccepted: map[string]int{}, statuses: map[string]int{}, rerouted: map[string]int{},
+		lastOn: map[string]int{}}
+	for i := from; i < to; i++ {
+		l.mu.Lock()
+		p := l.paid[failoverBaseAmount+i]
+		l.mu.Unlock()
+		if p == nil {
+			continue
+		}
+		s.offered++
+		if p.id == "" {
+			s.notAccepted[p.answer]++
+			continue
+		}
+		s.accepted++
+		s.statuses[p.final.Status]++
+		var list openapi.PaymentAttemptList
+		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
+			s.err = err
+			return s
+		}
+		p.attempts = list.Items
+		for _, at := range list.Items {
+			if at.Reason != "" {
+				s.rerouted[at.Reason]++
+			}
+		}
+		if len(list.Items) > 0 {
+			s.lastOn[list.Items[len(list.Items)-1].Channel]++
+		}
+		if len(list.Items) == 1 && list.Items[0].Channel != failoverAlias {
+			s.skipped++
+		}
+	}
+	return s
+}
+
+// verify reads both ledgers and matches them to the payments by amount.
+func (l *failoverLoad) verify(ctx context.Context, res checkResult, a, b *acqProcess, phases ...failoverPhase) (checkResult, error) {
+	for i, s := range phases {
+		if s.err != nil {
+			return res, s.err
+		}
+		res.add(fmt.Sprintf("phase %d: payments", i+1), "%d offered, %d accepted (%s); final: %s",
+			s.offered, s.accepted, noneIfEmpty(tallyText(s.notAccepted)), tallyText(s.statuses))
+		res.add(fmt.Sprintf("phase %d: reroutes", i+1), "%s; %d sent straight to B (A's circuit open); last attempt on %s",
+			noneIfEmpty(tallyText(s.rerouted)), s.skipped, tallyText(s.lastOn))
+	}
+	// entries[ledger][kind][amount]
+	type book map[string]map[int64]int
+	read := func(q *acqProcess) (book, int, error) {
+		es, err := q.ledger(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("ledger of %s: %w", q.name, err)
+		}
+		m := book{}
+		for _, e := range es {
+			if m[e.Kind] == nil {
+				m[e.Kind] = map[int64]int{}
+			}
+			m[e.Kind][e.AmountMinor]++
+		}
+		return m, len(es), nil
+	}
+	la, na, err := read(a)
+	if err != nil {
+		return res, err
+	}
+	lb, nb, err := read(b)
+	if err != nil {
+		return res, err
+	}
+	moves := func(m book, amount int64) int { return m[acquirer.EntryCharge][amount] + m[acquirer.EntryHold][amount] }
+	var (
+		twice, lost, mismatch, misplaced, bothLedgers, capturedOnA, capturedOnB int
+		examples                                                                []string
+	)
+	note := func(counter *int, format string, args ...any) {
+		*counter++
+		if len(examples) < 5 {
+			examples = append(examples, fmt.Sprintf(format, args...))
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for amount, p := range l.paid {
+		ma, mb := moves(la, amount), moves(lb, amount)
+		if ma+mb > 1 {
+			note(&twice, "payment of %d (%s): money moved %d times on A, %d on B", amount, p.id, ma, mb)
+		}
+		if ma > 0 && mb > 0 {
+			bothLedgers++
+		}
+		if p.id == "" {
+			if ma+mb > 0 {
+				note(&mismatch, "a payment of %d not accepted (%s) moved money", amount, p.answer)
+			}
+			continue
+		}
+		if !p.final.Final {
+			note(&lost, "payment %s of %d: %s, not final", p.id, amount, p.final.Status)
+			continue
+		}
+		held := map[string]book{"A": la, "B": lb}
+		switch p.final.Status {
+		case "succeeded":
+			if ma+mb != 1 {
+				note(&mismatch, "payment %s succeeded, %d money movements", p.id, ma+mb)
+			}
+			if !p.authorize {
+				break
+			}
+			on, other := "A", "B"
+			if mb > 0 {
+				on, other = "B", "A"
+			}
+			if held[on][acquirer.EntryCapture][amount] != 1 || held[other][acquirer.EntryCapture][amount] != 0 {
+				note(&misplaced, "payment %s held on %s: %d captures there, %d on %s", p.id, on,
+					held[on][acquirer.EntryCapture][amount], held[other][acquirer.EntryCapture][amount], other)
+			}
+			if on == "A" {
+				capturedOnA++
+			} else {
+				capturedOnB++
+			}
+		default:
+			if c := la[acquirer.EntryCharge][amount] + lb[acquirer.EntryCharge][amount]; c > 0 {
+				note(&mismatch, "payment %s %s with %d charges", p.id, p.final.Status, c)
+			}
+			if h := ma + mb - la[acquirer.EntryCharge][amount] - lb[acquirer.EntryCharge][amount]; h >
+				la[acquirer.EntryRelease][amount]+lb[acquirer.EntryRelease][amount] {
+				note(&mismatch, "payment %s %s with a hold not released", p.id, p.final.Status)
+			}
+		}
+	}
+	res.add("ledgers", "A %d entries, B %d entries; payments with entries on both: %d", na, nb, bothLedgers)
+	res.add("captures", "%d held on A captured on A, %d held on B captured on B, misplaced %d", capturedOnA, capturedOnB, misplaced)
+	res.add("charged twice", "%d (across both ledgers)", twice)
+	res.add("lost", "%d (accepted, not final)", lost)
+	res.add("mismatches", "%d (status and ledgers disagreeing)", mismatch)
+	if twice+lost+mismatch+misplaced > 0 {
+		res.fail("charged twice %d, lost %d, mismatches %d, misplaced captures %d: %s", twice, lost, mismatch, misplaced,
+			strings.Join(examples, "; "))
+	}
+	if len(phases[0].rerouted) == 0 {
+		res.fail("phase 1: no payment was rerouted: the kill proved nothing")
+	}
+	if capturedOnA == 0 {
+		res.fail("no hold on A was captured: stickiness not shown")
+	}
+	return res, nil
+}
+
+var circuitRe = regexp.MustCompile(`"time":"([^"]+)","level":"WARN","msg":"an acquirer's circuit changed","provider":"([^"]+)","circuit":"([a-z_]+)"`)
+
+// circuitChanges lists the changes of an account's circuit that serve
+// logged, each with its time after from: "open +0.02s, closed +3.1s".
+func circuitChanges(logs, provider string, from time.Time) string {
+	var out []string
+	for _, m := range circuitRe.FindAllStringSubmatch(logs, -1) {
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if m[2] != provider || err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %+.2fs", m[3], at.Sub(from).Seconds()))
+	}
+	if len(out) == 0 {
+		return "never changed"
+	}
+	return strings.Join(out, ", ") + " from the kill"
+}
+
+func noneIfEmpty(s string) string { return cmp.Or(s, "none") }
