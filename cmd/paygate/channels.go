@@ -118,7 +118,7 @@ func channels(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		for i, c := range cs {
-			rows = append(rows, channelRow(c.Channel, i+1, c.AccountStatus))
+			rows = append(rows, channelRow(c.Channel, c.Route.Position, c.AccountStatus))
 			rows[i].Route = &routeRow{c.Route.Position, max(c.Route.Weight, 1), nonNil(c.Route.Schemes),
 				nonNil(c.Route.CardCountries), c.Route.MinAmount, c.Route.MaxAmount}
 		}

@@ -91,6 +91,8 @@ func TestFailover(t *testing.T) {
 			// The first acquirer cannot be reached: the next one takes it.
 			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "down-card", "--position", "1")
 			require.NoError(t, err)
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "sandbox", "--position", "2")
+			require.NoError(t, err)
 			p, as := firstTried("5555555555554444", "down-card")
 			require.Equal(t, "succeeded", p.Status)
 			require.Len(t, as, 2)

@@ -74,6 +74,8 @@ func TestProvidersAndChannelsCommands(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(out), &k))
 			_, err = cli(t, env, "channels", "assign", "--key", k.AccessKey, "--channel", "acq-card", "--position", "1")
 			require.NoError(t, err)
+			_, err = cli(t, env, "channels", "assign", "--key", k.AccessKey, "--channel", "sandbox", "--position", "2")
+			require.NoError(t, err)
 			out, err = cli(t, env, "channels", "list", "--key", k.AccessKey, "--json")
 			require.NoError(t, err)
 			var chans []row

@@ -205,6 +205,8 @@ func TestStripeEndToEnd(t *testing.T) {
 			// A hosted payment on a provider_redirect channel.
 			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-hosted", "--position", "1")
 			require.NoError(t, err)
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "2")
+			require.NoError(t, err)
 			var sess openapi.Payment
 			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/payment-sessions",
 				json.RawMessage(`{"order_id":"s-hosted","amount_minor":2500,"currency":"USD","locale":"en","return_url":"https://shop.example/back"}`), &sess))
@@ -228,6 +230,8 @@ func TestStripeEndToEnd(t *testing.T) {
 			// A subscription on Stripe: the consent payment saves the card on
 			// the payer's Customer; the next period is charged off session.
 			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-card", "--position", "1")
+			require.NoError(t, err)
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "stripe-hosted", "--position", "3")
 			require.NoError(t, err)
 			firstAt := time.Now().Add(time.Hour).UTC()
 			p = direct("s-sub", "5555555555554444", fmt.Sprintf(`"customer_reference":"payer-1","subscription":{"interval_unit":"day",

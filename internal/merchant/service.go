@@ -137,7 +137,8 @@ func (s *Service) Assign(ctx context.Context, accessKey, alias string) error {
 // Place assigns a channel to a key with a route, or changes its route
 // (`paygate channels assign` with --position, --weight or conditions;
 // docs/design/decisions.md section 17): at r.Position of the key's
-// routing order (1 is tried first), or, with 0, where it is (last if new).
+// routing order (lower is tried first; channels of one position share it,
+// split by weight), or, with 0, where it is (last if new).
 func (s *Service) Place(ctx context.Context, accessKey, alias string, r Route) error {
 	if r.Position < 0 || r.Position > 1000 {
 		return fault.New(fault.ValidationError, "--position must be between 1 and 1000")

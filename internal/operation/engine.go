@@ -297,17 +297,22 @@ func (e *Engine[R, T]) crash(point string, call Call) {
 	select {} // never returns
 }
 
-// Backoff is the wait before attempt (from 1): 1 s, 2 s, 4 s … up to 5
-// minutes.
+// Backoff is the wait before attempt (from 1): 1 s, 2 s, 4 s … up to 30
+// seconds, so that an operation waiting for an acquirer that does not
+// answer lands soon after it is back (docs/design/decisions.md section
+// 17).
 func Backoff(attempt int) time.Duration {
 	if attempt < 1 {
 		attempt = 1
 	}
-	if attempt > 9 {
-		return 5 * time.Minute
+	if attempt > 5 {
+		return MaxBackoff
 	}
-	return time.Duration(1<<(attempt-1)) * time.Second
+	return min(time.Duration(1<<(attempt-1))*time.Second, MaxBackoff)
 }
+
+// MaxBackoff is the longest wait between two tries of an operation.
+const MaxBackoff = 30 * time.Second
 
 // Run runs one attempt of an operation. It returns nil when the outcome is
 // recorded, a river.JobSnooze to be asked again later, or an error for River

@@ -18,13 +18,14 @@ type RunArgs struct {
 // Kind names the job (dotted, docs/design/style.md).
 func (RunArgs) Kind() string { return "operation.run" }
 
-// InsertOpts: money must not be dropped, so many attempts.
-func (RunArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 40} }
+// InsertOpts: money must not be dropped, so many attempts: with tries
+// every 30 s at most, three hours of an acquirer's outage.
+func (RunArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 360} }
 
 // runner is the run policy of the engine's jobs.
 type runner[R Reader, T Tx] struct{ e *Engine[R, T] }
 
-// NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
+// NextRetry backs off 1 s, 2 s, 4 s … up to 30 seconds.
 func (r runner[R, T]) nextRetry(attempt int) time.Time { return r.e.Now().Add(Backoff(attempt)) }
 
 func (r runner[R, T]) timeout() time.Duration {
@@ -40,7 +41,7 @@ type RunWorker[R Reader, T Tx] struct {
 	runner[R, T]
 }
 
-// NextRetry backs off 1 s, 2 s, 4 s … up to 5 minutes.
+// NextRetry backs off 1 s, 2 s, 4 s … up to 30 seconds.
 func (w *RunWorker[R, T]) NextRetry(job *river.Job[RunArgs]) time.Time {
 	return w.nextRetry(job.Attempt)
 }

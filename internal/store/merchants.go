@@ -229,20 +229,14 @@ func (q Queries) AssignChannel(ctx context.Context, keyID, channelID string, at 
 }
 
 // PlaceChannel assigns a channel to a key with a route, or changes its
-// route: at r.Position (1 is tried first; the channels at that position and
-// after move down by one) or, with r.Position 0, where it is (last if new).
-// One transaction.
+// route: at r.Position (1 is tried first; channels of one position share
+// it, split by weight: docs/design/decisions.md section 17) or, with
+// r.Position 0, where it is (last if new).
 func (s *Store) PlaceChannel(ctx context.Context, keyID, channelID string, r merchant.Route, at time.Time) error {
-	return s.InTx(ctx, func(tx *Tx) error { return tx.placeChannel(ctx, keyID, channelID, r, at) })
+	return s.placeChannel(ctx, keyID, channelID, r, at)
 }
 
 func (q Queries) placeChannel(ctx context.Context, keyID, channelID string, r merchant.Route, at time.Time) error {
-	if r.Position > 0 {
-		if _, err := q.q.ExecContext(ctx, `UPDATE key_channels SET position = position + 1
-			WHERE access_key_id = $1 AND channel_id <> $2 AND position >= $3`, keyID, channelID, r.Position); err != nil {
-			return err
-		}
-	}
 	schemes, _ := json.Marshal(nonNilStrings(r.Schemes))
 	cards, _ := json.Marshal(nonNilStrings(r.CardCountries))
 	_, err := q.q.ExecContext(ctx, `INSERT INTO key_channels

@@ -318,10 +318,10 @@ func testPlace(t *testing.T, r *rig) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"a", "b", "c"}, order())
+	require.Equal(t, []string{"a", "b", "c"}, order(), "assigned last, one after the other")
 	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "c", merchant.Route{Position: 1}))
-	require.Equal(t, []string{"c", "a", "b"}, order())
-	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "b", merchant.Route{Position: 2}))
+	require.Equal(t, []string{"a", "c", "b"}, order(), "c shares position 1 with a (a assigned first)")
+	require.NoError(t, r.ms.Place(ctx, k.AccessKey, "a", merchant.Route{Position: 5}))
 	require.Equal(t, []string{"c", "b", "a"}, order())
 	require.NoError(t, r.ms.Assign(ctx, k.AccessKey, "b"), "assigning again keeps the place")
 	require.Equal(t, []string{"c", "b", "a"}, order())
@@ -338,7 +338,7 @@ func testPlace(t *testing.T, r *rig) {
 	cs, err := r.store.ChannelsForKey(ctx, k.ID)
 	require.NoError(t, err)
 	got := cs[2].Route
-	require.Equal(t, 3, got.Position)
+	require.Equal(t, 5, got.Position)
 	require.Equal(t, 3, got.Weight)
 	require.Equal(t, []string{"visa"}, got.Schemes)
 	require.Equal(t, []string{"GB", "DE"}, got.CardCountries)
