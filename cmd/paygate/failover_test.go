@@ -108,7 +108,7 @@ func TestFailover(t *testing.T) {
 			reroutes := 1
 			for reroutes < circuit.Threshold {
 				_, as := pay("5555555555554444")
-				require.Len(t, as, 2)
+				require.Len(t, as, 2, "%s", srv.stderr.String())
 				reroutes++
 			}
 			p, as = pay("5555555555554444")

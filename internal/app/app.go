@@ -297,7 +297,7 @@ func New(cfg Config) (*App, error) {
 	payout.AddWorkers(workers, a.Payouts)
 	webhook.AddWorkers(workers, dispatcher)
 	a.Reconciler = reconcile.NewService(s, a.Providers, now)
-	river.AddWorker(workers, &reconcile.DailyWorker{Service: a.Reconciler, Accounts: s, Done: s})
+	river.AddWorker(workers, &reconcile.DailyWorker{Service: a.Reconciler, Accounts: s, Done: s, Log: log})
 	a.Handoff = handoff.NewWorkers()
 	operation.AddHandoff(a.Handoff, a.Operations)
 	webhook.AddHandoff(a.Handoff, dispatcher)

@@ -137,8 +137,7 @@ func NewClient(s *store.Store, workers *river.Workers, now func() time.Time, o O
 				func() (river.JobArgs, *river.InsertOpts) { return webhook.SweepArgs{}, nil }, nil),
 			// Each account's last closed day, once (docs/reconciliation.md).
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-				func() (river.JobArgs, *river.InsertOpts) { return reconcile.DailyArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
+				func() (river.JobArgs, *river.InsertOpts) { return reconcile.DailyArgs{}, nil }, nil),
 		}
 	}
 	c, err := river.NewClient(driver, cfg)

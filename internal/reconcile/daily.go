@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -37,11 +38,21 @@ type DailyWorker struct {
 	Service  *Service
 	Accounts Accounts
 	Done     DoneStore
+	Log      *slog.Logger
 }
 
-// Work reconciles what is due; an account that cannot be reconciled (no
-// records) or is being reconciled elsewhere is left.
+// Work runs Due and logs what failed: the next hour's job tries again, so
+// an acquirer that does not answer is not asked again at once.
 func (w *DailyWorker) Work(ctx context.Context, _ *river.Job[DailyArgs]) error {
+	if err := w.Due(ctx); err != nil && w.Log != nil {
+		w.Log.Warn("a daily reconciliation failed; the next hour's tries again", "error", err)
+	}
+	return nil
+}
+
+// Due reconciles what is due; an account that cannot be reconciled (no
+// records) or is being reconciled elsewhere is left.
+func (w *DailyWorker) Due(ctx context.Context) error {
 	day := Day(w.Service.now().Add(-24*time.Hour - Lag))
 	names, err := w.Accounts.ReconcilableAccounts(ctx)
 	if err != nil {
