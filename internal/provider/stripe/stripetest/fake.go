@@ -136,6 +136,10 @@ func NewFake(t testing.TB) *Fake {
 	return f
 }
 
+// Close stops the fake as an acquirer that went down would: its address
+// refuses connections from now on.
+func (f *Fake) Close() { f.srv.Close() }
+
 // Inject queues a fault.
 func (f *Fake) Inject(x Fault) {
 	f.mu.Lock()
