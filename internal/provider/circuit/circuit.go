@@ -170,7 +170,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	res, err := t.base.RoundTrip(r)
 	switch {
-	case err != nil && unreached(err):
+	case err != nil && Unreached(err):
 		t.b.Record(t.name, true)
 	case err != nil:
 		t.b.mu.Lock() // neither: the probe, if this was one, may go again
@@ -182,19 +182,23 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, err
 }
 
-// unreached reports a failure before the acquirer could have received the
-// request: a refused connection, an unknown name, a TLS handshake.
-func unreached(err error) bool {
+// Unreached reports a failure before the acquirer could have received the
+// request: a refused connection, an unknown name, a TLS handshake that
+// failed. Adapters read such a failure as a call that did nothing
+// (provider.Error.Unsent).
+func Unreached(err error) bool {
 	var (
-		dns  *net.DNSError
-		op   *net.OpError
-		rec  tls.RecordHeaderError
-		cert *tls.CertificateVerificationError
-		unk  x509.UnknownAuthorityError
-		host x509.HostnameError
+		dns   *net.DNSError
+		op    *net.OpError
+		rec   tls.RecordHeaderError
+		cert  *tls.CertificateVerificationError
+		unk   x509.UnknownAuthorityError
+		host  x509.HostnameError
+		inval x509.CertificateInvalidError
 	)
 	switch {
-	case errors.As(err, &dns), errors.As(err, &rec), errors.As(err, &cert), errors.As(err, &unk), errors.As(err, &host):
+	case errors.As(err, &dns), errors.As(err, &rec), errors.As(err, &cert), errors.As(err, &unk),
+		errors.As(err, &host), errors.As(err, &inval):
 		return true
 	case errors.As(err, &op) && op.Op == "dial":
 		return true

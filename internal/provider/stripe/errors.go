@@ -2,8 +2,6 @@ package stripe
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -70,7 +68,7 @@ func classify(err error, o *observed) *provider.Error {
 	if errors.Is(err, circuit.ErrOpen) {
 		return &provider.Error{Kind: provider.Transient, Message: "not sent: the account's circuit is open", Err: circuit.ErrOpen, Unsent: true}
 	}
-	if unreached(err) {
+	if circuit.Unreached(err) {
 		return &provider.Error{Kind: provider.Transient, Message: "Stripe could not be reached", Err: safeNetErr(err), Unsent: true}
 	}
 	if strings.HasPrefix(err.Error(), "Couldn't deserialize JSON") || o.status != 0 {
@@ -87,28 +85,6 @@ func classify(err error, o *observed) *provider.Error {
 		return &provider.Error{Kind: provider.OutcomeUnknown, Message: "no answer from Stripe in time"}
 	}
 	return &provider.Error{Kind: provider.OutcomeUnknown, Message: "the call to Stripe broke off", Err: safeNetErr(err)}
-}
-
-// unreached reports a failure before Stripe could have received the
-// request: refused connection, unknown name, TLS handshake.
-func unreached(err error) bool {
-	var (
-		dns   *net.DNSError
-		op    *net.OpError
-		rec   tls.RecordHeaderError
-		cert  *tls.CertificateVerificationError
-		unk   x509.UnknownAuthorityError
-		host  x509.HostnameError
-		inval x509.CertificateInvalidError
-	)
-	switch {
-	case errors.As(err, &dns), errors.As(err, &rec), errors.As(err, &cert), errors.As(err, &unk),
-		errors.As(err, &host), errors.As(err, &inval):
-		return true
-	case errors.As(err, &op) && op.Op == "dial":
-		return true
-	}
-	return false
 }
 
 // safeNetErr keeps a network error's kind for the log, not its text
