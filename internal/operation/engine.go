@@ -257,10 +257,10 @@ type queued struct {
 	sealed []byte
 }
 
-// Enqueue queues again the job that runs op, an operation already stored,
-// in the caller's transaction: River runs it.
+// Enqueue queues again the job that runs op, an operation already stored
+// and run before, in the caller's transaction: River runs it.
 func Enqueue(ctx context.Context, tx handoff.Enqueuer, op *Operation) error {
-	return tx.Enqueue(ctx, jobArgs(op), nil)
+	return tx.Enqueue(ctx, againArgs(op.ID), nil)
 }
 
 // jobArgs is the job that runs op.
@@ -314,9 +314,18 @@ func Backoff(attempt int) time.Duration {
 // MaxBackoff is the longest wait between two tries of an operation.
 const MaxBackoff = 30 * time.Second
 
-// Run runs one attempt of an operation. It returns nil when the outcome is
-// recorded, a river.JobSnooze to be asked again later, or an error for River
-// to retry with backoff.
+// Run runs one attempt of an operation: its attempt-th run. It returns nil
+// when the outcome is recorded, a river.JobSnooze to be asked again later,
+// or an error for River to retry with backoff.
+//
+// Only the first run may move the resource to another acquirer after a
+// call that never left (Handler.Reroute): a later run's "unsent" says
+// nothing of an earlier run's call, which may have reached the acquirer
+// before its process died or its answer was lost (docs/design/decisions.md
+// section 17). The first run is over before any other starts: a handed-off
+// run's context ends before its lease lapses (handoff.Margin) and River's
+// attempt before River rescues it (serve: --job-timeout <= --rescue-after),
+// so a run that moves the resource is the only one there has been.
 func (e *Engine[R, T]) Run(ctx context.Context, opID string, attempt, maxAttempts int) error {
 	release, err := e.Step(ctx)
 	if err != nil {
@@ -448,7 +457,7 @@ func (e *Engine[R, T]) failed(ctx context.Context, h Handler[R, T], op *Operatio
 		"error_kind", string(kind), "attempt", attempt)
 	switch kind {
 	case provider.Transient:
-		if provider.IsUnsent(err) {
+		if provider.IsUnsent(err) && attempt == 1 {
 			rerouted, rerr := e.reroute(ctx, h, op, err)
 			if rerr != nil || rerouted {
 				return rerr

@@ -248,6 +248,9 @@ func TestEnginePolicy(t *testing.T) {
 		{name: "unsent: the resource moves to another acquirer", state: operation.Pending, attempt: 1,
 			answers: []answer{{err: unsent}}, calls: []string{secret}, reroute: true, rerouted: 1,
 			after: operation.Done},
+		{name: "unsent at a later run: sent again to the same acquirer, never moved (an earlier run's call may have reached it)",
+			state: operation.Pending, attempt: 2, answers: []answer{{err: unsent}}, calls: []string{secret},
+			reroute: true, retry: true, after: operation.Pending, kept: true},
 		{name: "inquiring, the inquiry unsent: asks again, never moves (the first call's outcome is unknown)",
 			state: operation.Inquiring, attempt: 2, answers: []answer{{err: unsent}}, calls: []string{"inquire"},
 			reroute: true, retry: true, after: operation.Inquiring, kept: true},
@@ -348,23 +351,27 @@ func TestRecordOnce(t *testing.T) {
 	}
 }
 
-// TestRerouteOnce: runs of one operation at once (a handed-off run, River's
-// safety net, a rescued job), each with an answer in hand, take turns on
-// the operation's row when one would move its resource to another
-// acquirer: it moves at most once, never after another run recorded an
-// outcome, and an outcome is never recorded after it moved
-// (docs/design/decisions.md section 17), on both databases. Which comes
-// first is the race's: a run refused while another was answered may win
-// it; the payment then moves although the first acquirer acted (the
-// answer is dropped as late), which only such a duplicate run can cause.
+// TestRerouteOnce: runs of one operation at once (River's retries, the
+// job of a handed-off run rescued or handed back), each with an answer in
+// hand, take turns on the operation's row. Only the operation's first run
+// may move its resource to another acquirer after a call that never left:
+// a later run's "unsent" says nothing of an earlier call, which may have
+// reached the acquirer (docs/design/decisions.md section 17). The first
+// run ends before any later one starts (operation.Engine.Run), so it moves
+// the resource at most once, and a later run never does, whatever the
+// others hold, on both databases.
 func TestRerouteOnce(t *testing.T) {
 	unsent := &provider.Error{Kind: provider.Transient, Message: "connection refused", Unsent: true}
 	for _, tc := range []struct {
 		name    string
+		first   bool // one of the runs is the operation's first
 		answers []answer
 	}{
-		{"every run unsent", []answer{{err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}}},
-		{"one run answered, the others unsent", []answer{{status: "succeeded"}, {err: unsent}, {err: unsent}, {err: unsent}}},
+		{"every run unsent, the first among them", true,
+			[]answer{{err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}, {err: unsent}}},
+		{"later runs, one answered, the others unsent", false,
+			[]answer{{status: "succeeded"}, {err: unsent}, {err: unsent}, {err: unsent}}},
+		{"later runs, every one unsent", false, []answer{{err: unsent}, {err: unsent}, {err: unsent}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, db := range storetest.Databases(t) {
@@ -377,7 +384,11 @@ func TestRerouteOnce(t *testing.T) {
 					errs := make([]error, n)
 					var wg sync.WaitGroup
 					for i := range n {
-						wg.Go(func() { errs[i] = r.engine.Run(context.Background(), op.ID, 1, 5) })
+						attempt := 2
+						if tc.first && i == 0 {
+							attempt = 1
+						}
+						wg.Go(func() { errs[i] = r.engine.Run(context.Background(), op.ID, attempt, 5) })
 					}
 					for range n { // every run holds its answer before any records
 						<-r.thing.arrived
@@ -386,19 +397,25 @@ func TestRerouteOnce(t *testing.T) {
 					wg.Wait()
 					for _, err := range errs {
 						if err != nil {
-							require.ErrorIs(t, err, unsent, "a run that finds the operation moved is retried, and finds it done")
+							require.ErrorIs(t, err, unsent, "an unsent run is retried, and finds the operation done")
 						}
 					}
 					cur, kept := r.reload(op)
-					require.Equal(t, operation.Done, cur.State)
-					require.False(t, kept)
-					if tc.answers[0].err == nil && cur.Result == "succeeded" {
-						require.Equal(t, []string{"succeeded"}, r.thing.applied)
-						require.Zero(t, r.thing.rerouted, "never moved after an outcome was recorded")
-					} else {
+					switch {
+					case tc.first:
 						require.Empty(t, r.thing.applied)
-						require.Equal(t, 1, r.thing.rerouted, "moved once")
+						require.Equal(t, 1, r.thing.rerouted, "moved once, by the first run")
+						require.Equal(t, operation.Done, cur.State)
 						require.Equal(t, "rerouted", cur.Result)
+						require.False(t, kept)
+					case tc.answers[0].err == nil:
+						require.Equal(t, []string{"succeeded"}, r.thing.applied, "the answer recorded")
+						require.Zero(t, r.thing.rerouted, "never moved by a later run")
+						require.Equal(t, operation.Done, cur.State)
+					default:
+						require.Zero(t, r.thing.rerouted, "never moved by a later run")
+						require.Equal(t, operation.Pending, cur.State, "sent again to its own acquirer")
+						require.True(t, kept)
 					}
 				})
 			}

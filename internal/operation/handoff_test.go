@@ -156,6 +156,8 @@ func TestHandoff(t *testing.T) {
 				js := r.jobs()
 				require.Len(t, js, 1)
 				require.Equal(t, rivertype.JobStateAvailable, js[0].State, "due at once")
+				require.JSONEq(t, `{"operation_id": "`+op.ID+`", "again": true}`, string(js[0].EncodedArgs),
+					"a later run: the held one may have sent the call, so this one never moves the payment")
 				require.False(t, r.leased(op))
 				n, err = r.engine.Rescue(ctx, handoff.Forever)
 				require.NoError(t, err)
@@ -174,6 +176,7 @@ func TestHandoff(t *testing.T) {
 					return len(js) == 1
 				}, 10*time.Second, 5*time.Millisecond)
 				require.False(t, r.leased(op), "the lease is cleared with the job queued")
+				require.JSONEq(t, `{"operation_id": "`+op.ID+`", "again": true}`, string(js[0].EncodedArgs), "a later run")
 				require.Equal(t, []string{secret}, r.calls())
 				require.Less(t, time.Until(js[0].ScheduledAt), 2*time.Second, "River retries after its first backoff, 1 s")
 				cur, kept := r.reload(op)

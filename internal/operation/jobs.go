@@ -13,6 +13,11 @@ import (
 // RunArgs runs one operation, whatever its resource.
 type RunArgs struct {
 	OperationID string `json:"operation_id"`
+	// Again: an earlier run of the operation may have sent its call (the
+	// job of a handed-off run handed back, or rescued once its lease
+	// lapsed): the job's first River attempt is the operation's second run
+	// (Engine.Run).
+	Again bool `json:"again,omitempty"`
 }
 
 // Kind names the job (dotted, docs/design/style.md).
@@ -49,9 +54,15 @@ func (w *RunWorker[R, T]) NextRetry(job *river.Job[RunArgs]) time.Time {
 // Timeout bounds one provider call and its bookkeeping.
 func (w *RunWorker[R, T]) Timeout(*river.Job[RunArgs]) time.Duration { return w.timeout() }
 
-// Work runs the operation.
+// Work runs the operation. River counts its own attempts; the operation's
+// runs are one more when an earlier run was handed back or rescued
+// (RunArgs.Again).
 func (w *RunWorker[R, T]) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	return w.e.Run(ctx, job.Args.OperationID, job.Attempt, job.MaxAttempts)
+	attempt, limit := job.Attempt, job.MaxAttempts
+	if job.Args.Again {
+		attempt, limit = attempt+1, limit+1
+	}
+	return w.e.Run(ctx, job.Args.OperationID, attempt, limit)
 }
 
 // AddWorkers registers the engine's workers.
@@ -80,6 +91,10 @@ type LeaseTx interface {
 	Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
 }
 
+// againArgs is the job that runs an operation again after a run that may
+// have sent its call.
+func againArgs(opID string) RunArgs { return RunArgs{OperationID: opID, Again: true} }
+
 // rescueBatch bounds the leases one rescue takes; the next takes the rest.
 const rescueBatch = 500
 
@@ -100,7 +115,7 @@ func (e *Engine[R, T]) Rescue(ctx context.Context, before time.Time) (int, error
 			if op.State == Done {
 				continue
 			}
-			if err := tx.Enqueue(ctx, jobArgs(op), nil); err != nil {
+			if err := tx.Enqueue(ctx, againArgs(op.ID), nil); err != nil {
 				return err
 			}
 			n++
@@ -143,7 +158,7 @@ func (r runner[R, T]) runHandedOff(ctx context.Context, j handoff.Job[*loaded[R,
 		return nil
 	}
 	unlease := func(ctx context.Context, tx T) (bool, error) { return tx.ClearOperationLease(ctx, opID) }
-	if berr := handoff.HandBack(ctx, r.e.Transact, unlease, j.Args, err, r.nextRetry(1), r.e.Now()); berr != nil {
+	if berr := handoff.HandBack(ctx, r.e.Transact, unlease, againArgs(opID), err, r.nextRetry(1), r.e.Now()); berr != nil {
 		r.e.Log.Warn("handing an operation back to River failed: it runs once its lease lapses",
 			"operation_id", opID, "error", berr)
 	}

@@ -199,7 +199,9 @@ const awaitLimit = 20 * time.Second
 // this run fails, a worker's retry carries on with the same operation id.
 func (s *Service) await(ctx context.Context, st Step) error {
 	if s.Ops != nil {
-		if err := s.Ops.Run(ctx, st.OperationID, 1, 40); err != nil {
+		// Its second run, as the engine counts: the charge's queued job may
+		// run at the same time (operation.Engine.Run).
+		if err := s.Ops.Run(ctx, st.OperationID, 2, 40); err != nil {
 			s.Log.Info("clock advance: the charge's first run did not finish; waiting for the worker",
 				"payment_id", st.PaymentID, "error", err.Error())
 		}
