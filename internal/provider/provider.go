@@ -388,6 +388,14 @@ type Records interface {
 	Movements(ctx context.Context, from, to time.Time, fn func(Movement) error) error
 }
 
+// RecordKinds is a Records acquirer whose records carry only some kinds
+// of movement (Stripe's balance transactions have no hold and no
+// release): Paygate's movements of the other kinds are not compared.
+// An acquirer without it records every kind.
+type RecordKinds interface {
+	RecordKinds() []string
+}
+
 // The kinds of Movement.
 const (
 	MoveCharge   = "charge"   // money taken at once
@@ -407,7 +415,11 @@ type Movement struct {
 	// cancel or refund operation for those; empty when unknown.
 	OperationID string
 	// Ref is the acquirer's own id of the movement.
-	Ref         string
+	Ref string
+	// PaymentRef is the acquirer's id of the payment or payout the
+	// movement belongs to (what Paygate keeps as the provider's payment
+	// id): a movement without OperationID is matched by it.
+	PaymentRef  string
 	AmountMinor int64
 	Currency    string
 	FeeMinor    int64
