@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,15 +52,19 @@ func reconcileDay(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(reportOf(res)); err != nil {
-			return err
-		}
-	} else {
-		printReport(stdout, res)
+	breaks := func(fn func(reconcile.Break) error) error {
+		return a.store.EachReconciliationBreak(ctx, res.Provider, res.Day, fn)
 	}
-	if len(res.Breaks) > 0 {
-		return breaksFound{len(res.Breaks)}
+	if *asJSON {
+		err = writeReport(stdout, res, breaks)
+	} else {
+		err = printReport(stdout, res, breaks)
+	}
+	if err != nil {
+		return err
+	}
+	if n := res.Breaks(); n > 0 {
+		return breaksFound{n}
 	}
 	return nil
 }
@@ -101,21 +107,44 @@ func viewOf(s *reconcile.Side) *sideView {
 	return &sideView{Kind: s.Kind, AmountMinor: s.AmountMinor, Currency: s.Currency, At: s.At.UTC(), Ref: s.Ref}
 }
 
-func reportOf(r reconcile.Result) report {
-	out := report{Provider: r.Provider, Day: r.Day.Format(time.DateOnly), Paygate: r.Paygate, AtProvider: r.AtProvider,
-		Matched: r.Matched, Pending: r.Pending, FeesMinor: r.FeesMinor, ByKind: r.ByKind(), Breaks: []breakRow{}}
-	for _, b := range r.Breaks {
-		out.Breaks = append(out.Breaks, breakRow{Kind: b.Kind, OperationID: b.Key, PaymentID: b.PaymentID,
-			AccessKeyID: b.AccessKeyID, Paygate: viewOf(b.Paygate), Provider: viewOf(b.Provider)})
+// writeReport writes the day's report as one JSON object, its breaks
+// streamed from the store as they are read (a day may have many).
+func writeReport(w io.Writer, r reconcile.Result, breaks func(func(reconcile.Break) error) error) error {
+	head, err := json.Marshal(report{Provider: r.Provider, Day: r.Day.Format(time.DateOnly), Paygate: r.Paygate,
+		AtProvider: r.AtProvider, Matched: r.Matched, Pending: r.Pending, FeesMinor: r.FeesMinor, ByKind: r.ByKind})
+	if err != nil {
+		return err
 	}
-	return out
+	// The head ends with "breaks":null}: the array goes in its place.
+	head = bytes.TrimSuffix(head, []byte(`null}`))
+	bw := bufio.NewWriter(w)
+	bw.Write(head)
+	bw.WriteByte('[')
+	n := 0
+	if err := breaks(func(b reconcile.Break) error {
+		row, err := json.Marshal(breakRow{Kind: b.Kind, OperationID: b.Key, PaymentID: b.PaymentID,
+			AccessKeyID: b.AccessKeyID, Paygate: viewOf(b.Paygate), Provider: viewOf(b.Provider)})
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		n++
+		_, err = bw.Write(row)
+		return err
+	}); err != nil {
+		return err
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
 }
 
-func printReport(w io.Writer, r reconcile.Result) {
+func printReport(w io.Writer, r reconcile.Result, breaks func(func(reconcile.Break) error) error) error {
 	fmt.Fprintf(w, "%s %s: %d movements at Paygate, %d at the acquirer, %d matched, %d pending, %d breaks, fees %d\n",
-		r.Provider, r.Day.Format(time.DateOnly), r.Paygate, r.AtProvider, r.Matched, r.Pending, len(r.Breaks), r.FeesMinor)
-	if len(r.Breaks) == 0 {
-		return
+		r.Provider, r.Day.Format(time.DateOnly), r.Paygate, r.AtProvider, r.Matched, r.Pending, r.Breaks(), r.FeesMinor)
+	if r.Breaks() == 0 {
+		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tOPERATION\tPAYMENT\tPAYGATE\tACQUIRER")
@@ -125,8 +154,11 @@ func printReport(w io.Writer, r reconcile.Result) {
 		}
 		return fmt.Sprintf("%s %d %s %s", s.Kind, s.AmountMinor, s.Currency, s.At.UTC().Format("15:04:05"))
 	}
-	for _, b := range r.Breaks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Kind, orDash(b.Key), orDash(b.PaymentID), side(b.Paygate), side(b.Provider))
+	if err := breaks(func(b reconcile.Break) error {
+		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Kind, orDash(b.Key), orDash(b.PaymentID), side(b.Paygate), side(b.Provider))
+		return err
+	}); err != nil {
+		return err
 	}
-	tw.Flush()
+	return tw.Flush()
 }

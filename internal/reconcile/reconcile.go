@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -48,6 +47,9 @@ type Movement struct {
 	Key         string
 	PaymentID   string // the payment or payout
 	AccessKeyID string
+	// PaymentRef is the acquirer's id of the payment or payout: a movement
+	// of the acquirer's with no operation id is matched by it.
+	PaymentRef string
 	Side
 }
 
@@ -61,28 +63,36 @@ type Break struct {
 	Provider    *Side
 }
 
-// Result is a day's reconciliation of one account.
+// Result is a day's reconciliation of one account: its counts. The
+// breaks themselves are stored as they are found (Store.StageBreaks), so
+// that a day of any size is compared in bounded memory.
 type Result struct {
 	Provider   string
 	Day        time.Time // 00:00 UTC
-	Paygate    int       // Paygate's movements of the day
+	Paygate    int       // Paygate's movements of the day that were compared
 	AtProvider int       // the acquirer's
 	Matched    int
 	Pending    int // within Edge of the day's edges, found on the neighbouring day
 	FeesMinor  int64
-	Breaks     []Break
+	// ByKind counts the breaks by kind.
+	ByKind map[string]int
 }
 
-// ByKind counts the breaks by kind.
-func (r Result) ByKind() map[string]int {
-	out := map[string]int{}
+// Breaks is how many breaks the day has.
+func (r Result) Breaks() int {
+	n := 0
+	for _, c := range r.ByKind {
+		n += c
+	}
+	return n
+}
+
+func newResult(providerName string, day time.Time) Result {
+	res := Result{Provider: providerName, Day: Day(day), ByKind: map[string]int{}}
 	for _, k := range BreakKinds {
-		out[k] = 0
+		res.ByKind[k] = 0
 	}
-	for _, b := range r.Breaks {
-		out[b.Kind]++
-	}
-	return out
+	return res
 }
 
 // Window is what both sides must be read over for day: the day and Edge
@@ -98,46 +108,92 @@ func Day(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// Compare reconciles day from both sides' movements over Window(day).
-func Compare(providerName string, day time.Time, paygate []Movement, atProvider []provider.Movement) Result {
-	start := Day(day)
-	end := start.Add(24 * time.Hour)
-	in := func(t time.Time) bool { return !t.Before(start) && t.Before(end) }
-	near := func(t time.Time) bool { return t.Sub(start) < Edge || end.Sub(t) <= Edge }
-	res := Result{Provider: providerName, Day: start}
-
+// Compare reconciles day from both sides' movements over Window(day), in
+// memory: the breaks are returned in time order. Service.Run compares the
+// same way, a key at a time, from staged rows.
+func Compare(providerName string, day time.Time, paygate []Movement, atProvider []provider.Movement) (Result, []Break) {
+	res := newResult(providerName, day)
 	ours := map[string][]Movement{}
 	for _, m := range paygate {
 		ours[m.Key] = append(ours[m.Key], m)
 	}
-	theirs := map[string][]provider.Movement{}
-	for _, p := range atProvider {
-		if p.OperationID != "" {
-			theirs[p.OperationID] = append(theirs[p.OperationID], p)
+	byRef := map[[2]string]string{}
+	for _, m := range paygate {
+		if m.PaymentRef != "" {
+			byRef[[2]string{m.PaymentRef, m.Kind}] = m.Key
 		}
 	}
+	theirs := map[string][]provider.Movement{}
+	var keys []string
+	for k := range ours {
+		keys = append(keys, k)
+	}
+	for i, p := range atProvider {
+		k := p.OperationID
+		if k == "" && p.PaymentRef != "" {
+			k = byRef[[2]string{p.PaymentRef, p.Kind}]
+		}
+		if k == "" {
+			k = fmt.Sprintf("\x00%d", i) // its own key: matched by nothing
+		}
+		if _, ok := ours[k]; !ok && theirs[k] == nil {
+			keys = append(keys, k)
+		}
+		theirs[k] = append(theirs[k], p)
+	}
+	sort.Strings(keys)
+	var breaks []Break
+	for _, k := range keys {
+		compareKey(&res, ours[k], theirs[k], func(b Break) { breaks = append(breaks, b) })
+	}
+	sort.SliceStable(breaks, func(i, j int) bool { return breaks[i].at().Before(breaks[j].at()) })
+	return res, breaks
+}
+
+// at is when a break's movement happened, Paygate's side first.
+func (b Break) at() time.Time {
+	if b.Paygate != nil {
+		return b.Paygate.At
+	}
+	if b.Provider != nil {
+		return b.Provider.At
+	}
+	return time.Time{}
+}
+
+// compareKey compares the movements both sides have under one key (an
+// operation id, or a movement of the acquirer's matched by nothing), over
+// Window(res.Day): counts go to res, breaks to emit.
+func compareKey(res *Result, ours []Movement, theirs []provider.Movement, emit func(Break)) {
+	start := res.Day
+	end := start.Add(24 * time.Hour)
+	in := func(t time.Time) bool { return !t.Before(start) && t.Before(end) }
+	near := func(t time.Time) bool { return t.Sub(start) < Edge || end.Sub(t) <= Edge }
 	side := func(p provider.Movement) *Side {
 		return &Side{Kind: p.Kind, AmountMinor: p.AmountMinor, Currency: p.Currency, At: p.At.UTC(), Ref: p.Ref}
 	}
-
-	// Breaks in time order; the callers' slices stay as they were.
-	paygate, atProvider = slices.Clone(paygate), slices.Clone(atProvider)
-	sort.SliceStable(paygate, func(i, j int) bool { return paygate[i].At.Before(paygate[j].At) })
-	for _, m := range paygate {
+	found := func(b Break) {
+		res.ByKind[b.Kind]++
+		emit(b)
+	}
+	var today, other []provider.Movement
+	for _, p := range theirs {
+		if in(p.At) {
+			today = append(today, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	oursToday, oursOther := 0, 0
+	for _, m := range ours {
 		if !in(m.At) {
+			oursOther++
 			continue
 		}
+		oursToday++
 		res.Paygate++
 		mine := m.Side
 		b := Break{Key: m.Key, PaymentID: m.PaymentID, AccessKeyID: m.AccessKeyID, Paygate: &mine}
-		var today, other []provider.Movement
-		for _, p := range theirs[m.Key] {
-			if in(p.At) {
-				today = append(today, p)
-			} else {
-				other = append(other, p)
-			}
-		}
 		var same []provider.Movement
 		for _, p := range today {
 			if p.Kind == m.Kind {
@@ -162,51 +218,53 @@ func Compare(providerName string, day time.Time, paygate []Movement, atProvider 
 			res.Matched++
 			continue
 		}
-		res.Breaks = append(res.Breaks, b)
+		found(b)
 	}
-
-	sort.SliceStable(atProvider, func(i, j int) bool { return atProvider[i].At.Before(atProvider[j].At) })
-	for _, p := range atProvider {
-		if !in(p.At) {
-			continue
-		}
+	for _, p := range today {
 		res.AtProvider++
 		res.FeesMinor += p.FeeMinor
-		var today, other int
-		for _, m := range ours[p.OperationID] {
-			if p.OperationID == "" {
-				break
-			}
-			if in(m.At) {
-				today++
-			} else {
-				other++
-			}
-		}
 		switch {
-		case today > 0:
+		case oursToday > 0:
 			continue // compared above
-		case other > 0 && near(p.At):
+		case oursOther > 0 && near(p.At):
 			res.Pending++
 		default:
-			res.Breaks = append(res.Breaks, Break{Kind: MissingInPaygate, Key: p.OperationID, Provider: side(p)})
+			found(Break{Kind: MissingInPaygate, Key: p.OperationID, Provider: side(p)})
 		}
 	}
-	return res
 }
 
-// Store is what a run reads and writes.
+// Store is what a run reads and writes. A run stages both sides of its
+// day in the database and compares them a key at a time, so that its
+// memory does not grow with the day.
 type Store interface {
-	// PaygateMovements calls fn with the money movements Paygate recorded
-	// on the account's channels at a time in [from, to).
-	PaygateMovements(ctx context.Context, providerName string, from, to time.Time, fn func(Movement) error) error
 	// BeginReconciliation claims the account's day: false when another
 	// run holds it (started after staleBefore).
 	BeginReconciliation(ctx context.Context, providerName string, day, now, staleBefore time.Time) (bool, error)
-	// FinishReconciliation stores the result, replacing the day's earlier
-	// one, and releases the claim.
+	// ClearStaged deletes what an earlier run of the day staged.
+	ClearStaged(ctx context.Context, providerName string, day time.Time) error
+	// StagePaygate stages the money movements Paygate recorded on the
+	// account's channels at a time in [from, to), of the given kinds, and
+	// returns how many.
+	StagePaygate(ctx context.Context, providerName string, day, from, to time.Time, kinds []string) (int, error)
+	// StageProvider stages movements of the acquirer's; seq is the first
+	// one's place among the run's.
+	StageProvider(ctx context.Context, providerName string, day time.Time, seq int, ms []provider.Movement) error
+	// MatchStaged gives each staged movement of the acquirer's that has no
+	// operation id the key of Paygate's movement of the same kind and
+	// provider payment id, if there is one.
+	MatchStaged(ctx context.Context, providerName string, day time.Time) error
+	// StagedKeys calls fn with the staged movements of each key, a key at
+	// a time, in key order; fn may write (StageBreaks).
+	StagedKeys(ctx context.Context, providerName string, day time.Time, fn func(ours []Movement, theirs []provider.Movement) error) error
+	// StageBreaks stages breaks found.
+	StageBreaks(ctx context.Context, providerName string, day time.Time, bs []Break) error
+	// FinishReconciliation stores the result, the staged breaks replacing
+	// the day's earlier ones, clears the staged rows and releases the
+	// claim, in one transaction.
 	FinishReconciliation(ctx context.Context, r Result, now time.Time) error
-	// AbandonReconciliation releases a claim whose run failed.
+	// AbandonReconciliation releases a claim whose run failed, the day's
+	// stored result as it was.
 	AbandonReconciliation(ctx context.Context, providerName string, day time.Time) error
 }
 
@@ -260,21 +318,73 @@ func (s *Service) Run(ctx context.Context, providerName string, day time.Time) (
 	return res, s.store.FinishReconciliation(ctx, res, s.now().UTC())
 }
 
+// stageBatch is how many rows a run writes at once.
+const stageBatch = 1000
+
+// compare stages both sides of the day over its Window and compares them
+// a key at a time.
 func (s *Service) compare(ctx context.Context, providerName string, records provider.Records, day time.Time) (Result, error) {
-	from, to := Window(day)
-	var ours []Movement
-	if err := s.store.PaygateMovements(ctx, providerName, from, to, func(m Movement) error {
-		ours = append(ours, m)
-		return nil
-	}); err != nil {
+	kinds := allKinds
+	if rk, ok := records.(provider.RecordKinds); ok {
+		kinds = rk.RecordKinds()
+	}
+	if err := s.store.ClearStaged(ctx, providerName, day); err != nil {
 		return Result{}, err
 	}
-	var theirs []provider.Movement
+	from, to := Window(day)
+	// Paygate's side an hour at a time: no long write (SQLite has one
+	// writer, and payments go on meanwhile).
+	for at := from; at.Before(to); at = at.Add(time.Hour) {
+		end := at.Add(time.Hour)
+		if end.After(to) {
+			end = to
+		}
+		if _, err := s.store.StagePaygate(ctx, providerName, day, at, end, kinds); err != nil {
+			return Result{}, err
+		}
+	}
+	batch := make([]provider.Movement, 0, stageBatch)
+	staged := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.store.StageProvider(ctx, providerName, day, staged, batch)
+		staged += len(batch)
+		batch = batch[:0]
+		return err
+	}
 	if err := records.Movements(ctx, from, to, func(m provider.Movement) error {
-		theirs = append(theirs, m)
+		if batch = append(batch, m); len(batch) == stageBatch {
+			return flush()
+		}
 		return nil
 	}); err != nil {
 		return Result{}, fmt.Errorf("read the acquirer's records: %w", err)
 	}
-	return Compare(providerName, day, ours, theirs), nil
+	if err := flush(); err != nil {
+		return Result{}, err
+	}
+	if err := s.store.MatchStaged(ctx, providerName, day); err != nil {
+		return Result{}, err
+	}
+	res := newResult(providerName, day)
+	var found []Break
+	if err := s.store.StagedKeys(ctx, providerName, day, func(ours []Movement, theirs []provider.Movement) error {
+		compareKey(&res, ours, theirs, func(b Break) { found = append(found, b) })
+		if len(found) < stageBatch {
+			return nil
+		}
+		err := s.store.StageBreaks(ctx, providerName, day, found)
+		found = found[:0]
+		return err
+	}); err != nil {
+		return Result{}, err
+	}
+	return res, s.store.StageBreaks(ctx, providerName, day, found)
 }
+
+// allKinds are the kinds of movement an acquirer records unless it says
+// otherwise (provider.RecordKinds).
+var allKinds = []string{provider.MoveCharge, provider.MoveHold, provider.MoveCapture, provider.MoveRelease,
+	provider.MoveRefund, provider.MoveTransfer}

@@ -59,19 +59,22 @@ func TestCompare(t *testing.T) {
 		theirs("", provider.MoveCharge, 4300, "USD", noon),                          // missing_in_paygate, no operation id
 		theirs("op-far", provider.MoveCharge, 800, "USD", day.Add(-10*time.Hour)),   // yesterday, far from the edge
 	}
-	res := reconcile.Compare("acq", day.Add(5*time.Hour), paygate, atProvider)
+	res, breaks := reconcile.Compare("acq", day.Add(5*time.Hour), paygate, atProvider)
 	require.Equal(t, day, res.Day)
 	require.Equal(t, 13, res.Paygate, "op-yesterday is not this day's")
 	require.Equal(t, 14, res.AtProvider)
 	require.Equal(t, 6, res.Matched)
 	require.Equal(t, 2, res.Pending, "op-late here, op-yesterday there")
 	require.Equal(t, int64(3*14), res.FeesMinor)
-	byKind := res.ByKind()
 	require.Equal(t, map[string]int{
 		reconcile.MissingAtProvider: 2, reconcile.MissingInPaygate: 2, reconcile.AmountMismatch: 1,
 		reconcile.CurrencyMismatch: 1, reconcile.StatusMismatch: 1, reconcile.DuplicateAtProvider: 1,
-	}, byKind)
-	for _, b := range res.Breaks {
+	}, res.ByKind)
+	require.Len(t, breaks, res.Breaks())
+	for i, b := range breaks {
+		if i > 0 {
+			require.False(t, b.Paygate != nil && breaks[i-1].Paygate != nil && b.Paygate.At.Before(breaks[i-1].Paygate.At), "in time order")
+		}
 		switch b.Kind {
 		case reconcile.MissingAtProvider:
 			require.NotNil(t, b.Paygate)
@@ -90,9 +93,35 @@ func TestCompare(t *testing.T) {
 		}
 	}
 
-	clean := reconcile.Compare("acq", day, paygate[:6], atProvider[:6])
-	require.Empty(t, clean.Breaks)
+	clean, none := reconcile.Compare("acq", day, paygate[:6], atProvider[:6])
+	require.Empty(t, none)
+	require.Zero(t, clean.Breaks())
 	require.Equal(t, 6, clean.Matched)
+}
+
+// TestCompareByPaymentRef: a movement of the acquirer's with no operation
+// id is matched by the acquirer's payment id and its kind.
+func TestCompareByPaymentRef(t *testing.T) {
+	noon := day.Add(12 * time.Hour)
+	mine := ours("op-charge", provider.MoveCharge, 1000, "USD", noon)
+	mine.PaymentRef = "pi_1"
+	refund := ours("op-refund", provider.MoveRefund, 400, "USD", noon)
+	refund.PaymentRef = "pi_1"
+	res, breaks := reconcile.Compare("acq", day, []reconcile.Movement{mine, refund}, []provider.Movement{
+		{Kind: provider.MoveCharge, PaymentRef: "pi_1", AmountMinor: 1000, Currency: "USD", At: noon},
+		{Kind: provider.MoveRefund, PaymentRef: "pi_1", AmountMinor: 300, Currency: "USD", At: noon},
+		{Kind: provider.MoveCharge, PaymentRef: "pi_2", AmountMinor: 50, Currency: "USD", At: noon},
+	})
+	require.Equal(t, 1, res.Matched)
+	require.Equal(t, 1, res.ByKind[reconcile.AmountMismatch])
+	require.Equal(t, 1, res.ByKind[reconcile.MissingInPaygate], "another payment's: no match")
+	require.Len(t, breaks, 2)
+	for _, b := range breaks {
+		if b.Kind == reconcile.AmountMismatch {
+			require.Equal(t, "op-refund", b.Key)
+			require.Equal(t, int64(300), b.Provider.AmountMinor)
+		}
+	}
 }
 
 func TestWindow(t *testing.T) {

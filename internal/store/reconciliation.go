@@ -3,77 +3,250 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/reconcile"
 )
 
-// paygateMovements reads the money movements Paygate recorded on a
-// provider account's channels, by the time their operations ended: a pay
-// operation that charged or held, a capture, a refund, a cancel's release,
-// a payout's transfer (docs/design/decisions.md section 18). A payment
+// stagePaygate stages the money movements Paygate recorded on a provider
+// account's channels, by the time their operations ended: a pay operation
+// that charged or held, a capture, a refund, a cancel's release, a
+// payout's transfer (docs/design/decisions.md section 18). A payment
 // finished by a confirm (a one-time code) is its pay operation's charge,
-// as the acquirer keys it.
-const paygateMovements = `
-SELECT o.id, o.kind, o.result, o.amount_minor, o.updated_at, p.id, p.access_key_id, p.currency, p.amount_minor
-FROM operations o JOIN payments p ON p.id = o.resource_id JOIN channels c ON c.id = p.channel_id
-WHERE o.resource = 'payment' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
-  AND ((o.kind = 'pay' AND o.result IN ('succeeded', 'authorized')) OR (o.kind IN ('capture', 'refund') AND o.result = 'succeeded')
-       OR (o.kind = 'cancel' AND o.result IN ('canceled', 'succeeded')))
-UNION ALL
-SELECT (SELECT f.id FROM operations f WHERE f.resource = 'payment' AND f.resource_id = p.id AND f.kind = 'pay'
-        AND f.result <> 'rerouted' ORDER BY f.created_at DESC LIMIT 1),
-       'pay', o.result, p.amount_minor, o.updated_at, p.id, p.access_key_id, p.currency, p.amount_minor
-FROM operations o JOIN payments p ON p.id = o.resource_id JOIN channels c ON c.id = p.channel_id
-WHERE o.resource = 'payment' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
-  AND o.kind = 'confirm' AND o.result IN ('succeeded', 'authorized')
-UNION ALL
-SELECT o.id, o.kind, o.result, o.amount_minor, o.updated_at, po.id, po.access_key_id, po.currency, po.amount_minor
-FROM operations o JOIN payouts po ON po.id = o.resource_id JOIN channels c ON c.id = po.channel_id
-WHERE o.resource = 'payout' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
-  AND o.kind = 'create' AND o.result = 'succeeded'`
+// as the acquirer keys it. $1 the account, [$2, $3) the times, $4 the day;
+// the kinds compared follow.
+const stagePaygate = `
+INSERT INTO reconciliation_staged (provider, day, match_key, side, operation_id, payment_id, access_key_id, kind,
+	amount_minor, currency, at, ref, payment_ref, fee_minor)
+SELECT $1, $4, m.op, 0, m.op, m.pid, m.akid, m.kind, m.amount, m.currency, m.at, '', m.pref, 0 FROM (
+	SELECT o.id AS op,
+	       CASE WHEN o.kind = 'pay' AND o.result = 'authorized' THEN 'hold' WHEN o.kind = 'pay' THEN 'charge'
+	            WHEN o.kind = 'cancel' THEN 'release' ELSE o.kind END AS kind,
+	       CASE WHEN o.kind = 'cancel' OR o.amount_minor = 0 THEN p.amount_minor ELSE o.amount_minor END AS amount,
+	       p.currency AS currency, o.updated_at AS at, p.id AS pid, p.access_key_id AS akid, p.provider_payment_id AS pref
+	FROM operations o JOIN payments p ON p.id = o.resource_id JOIN channels c ON c.id = p.channel_id
+	WHERE o.resource = 'payment' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
+	  AND ((o.kind = 'pay' AND o.result IN ('succeeded', 'authorized')) OR (o.kind IN ('capture', 'refund') AND o.result = 'succeeded')
+	       OR (o.kind = 'cancel' AND o.result IN ('canceled', 'succeeded')))
+	UNION ALL
+	SELECT (SELECT f.id FROM operations f WHERE f.resource = 'payment' AND f.resource_id = p.id AND f.kind = 'pay'
+	        AND f.result <> 'rerouted' ORDER BY f.created_at DESC LIMIT 1),
+	       CASE WHEN o.result = 'authorized' THEN 'hold' ELSE 'charge' END,
+	       p.amount_minor, p.currency, o.updated_at, p.id, p.access_key_id, p.provider_payment_id
+	FROM operations o JOIN payments p ON p.id = o.resource_id JOIN channels c ON c.id = p.channel_id
+	WHERE o.resource = 'payment' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
+	  AND o.kind = 'confirm' AND o.result IN ('succeeded', 'authorized')
+	UNION ALL
+	SELECT o.id, 'transfer', CASE WHEN o.amount_minor = 0 THEN po.amount_minor ELSE o.amount_minor END,
+	       po.currency, o.updated_at, po.id, po.access_key_id, po.provider_payout_id
+	FROM operations o JOIN payouts po ON po.id = o.resource_id JOIN channels c ON c.id = po.channel_id
+	WHERE o.resource = 'payout' AND c.provider = $1 AND o.state = 'done' AND o.updated_at >= $2 AND o.updated_at < $3
+	  AND o.kind = 'create' AND o.result = 'succeeded'
+) m WHERE m.op IS NOT NULL`
 
-// PaygateMovements implements reconcile.Store.
-func (q Queries) PaygateMovements(ctx context.Context, providerName string, from, to time.Time, fn func(reconcile.Movement) error) error {
-	rows, err := q.q.QueryContext(ctx, paygateMovements, providerName, micros(from), micros(to))
-	if err != nil {
+// ClearStaged implements reconcile.Store.
+func (q Queries) ClearStaged(ctx context.Context, providerName string, day time.Time) error {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM reconciliation_staged WHERE provider = $1 AND day = $2`,
+		providerName, dayText(day)); err != nil {
 		return err
 	}
+	_, err := q.q.ExecContext(ctx, `DELETE FROM reconciliation_staged_breaks WHERE provider = $1 AND day = $2`,
+		providerName, dayText(day))
+	return err
+}
+
+// StagePaygate implements reconcile.Store: one statement, the rows never
+// leave the database.
+func (q Queries) StagePaygate(ctx context.Context, providerName string, day, from, to time.Time, kinds []string) (int, error) {
+	if len(kinds) == 0 {
+		return 0, nil
+	}
+	query := stagePaygate + ` AND m.kind IN (`
+	args := []any{providerName, micros(from), micros(to), dayText(day)}
+	for i, k := range kinds {
+		if i > 0 {
+			query += ", "
+		}
+		args = append(args, k)
+		query += fmt.Sprintf("$%d", len(args))
+	}
+	res, err := q.q.ExecContext(ctx, query+")", args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// StageProvider implements reconcile.Store, in one statement. A movement
+// without an operation id is keyed by its place in the run (seq, the
+// first one's), so that it is compared alone unless MatchStaged finds it
+// Paygate's.
+func (q Queries) StageProvider(ctx context.Context, providerName string, day time.Time, seq int, ms []provider.Movement) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO reconciliation_staged (provider, day, match_key, side, operation_id, payment_id, access_key_id,
+		kind, amount_minor, currency, at, ref, payment_ref, fee_minor) VALUES `)
+	args := make([]any, 0, 2+9*len(ms))
+	args = append(args, providerName, dayText(day))
+	for i, m := range ms {
+		key := m.OperationID
+		if key == "" {
+			key = fmt.Sprintf("~%d", seq+i)
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($1, $2, $%d, 1, $%d, '', '', $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+		args = append(args, key, m.OperationID, m.Kind, m.AmountMinor, m.Currency, micros(m.At), m.Ref, m.PaymentRef, m.FeeMinor)
+	}
+	_, err := q.q.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+// MatchStaged implements reconcile.Store.
+func (q Queries) MatchStaged(ctx context.Context, providerName string, day time.Time) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE reconciliation_staged SET match_key = COALESCE((SELECT g.operation_id
+		FROM reconciliation_staged g WHERE g.provider = reconciliation_staged.provider AND g.day = reconciliation_staged.day
+		AND g.side = 0 AND g.payment_ref = reconciliation_staged.payment_ref AND g.kind = reconciliation_staged.kind
+		ORDER BY g.at LIMIT 1), match_key)
+		WHERE provider = $1 AND day = $2 AND side = 1 AND operation_id = '' AND payment_ref <> ''`, providerName, dayText(day))
+	return err
+}
+
+// stagedPage is how many staged rows StagedKeys reads at once.
+const stagedPage = 5000
+
+// StagedKeys implements reconcile.Store: pages of rows in key order (no
+// cursor is held while fn runs: SQLite has one connection), each ending
+// at a whole key.
+func (q Queries) StagedKeys(ctx context.Context, providerName string, day time.Time,
+	fn func(ours []reconcile.Movement, theirs []provider.Movement) error) error {
+	const cols = `SELECT match_key, side, operation_id, payment_id, access_key_id, kind, amount_minor, currency, at, ref,
+		payment_ref, fee_minor FROM reconciliation_staged WHERE provider = $1 AND day = $2`
+	d := dayText(day)
+	after := ""
+	for {
+		page, err := q.stagedRows(ctx, cols+` AND match_key > $3 ORDER BY match_key, side, at LIMIT $4`,
+			providerName, d, after, stagedPage)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		if len(page) == stagedPage {
+			last := page[len(page)-1].key
+			cut := len(page)
+			for cut > 0 && page[cut-1].key == last {
+				cut--
+			}
+			if cut == 0 { // one key fills the page: read it whole
+				if page, err = q.stagedRows(ctx, cols+` AND match_key = $3 ORDER BY side, at`, providerName, d, last); err != nil {
+					return err
+				}
+			} else {
+				page = page[:cut]
+			}
+		}
+		for i := 0; i < len(page); {
+			j := i
+			var ours []reconcile.Movement
+			var theirs []provider.Movement
+			for ; j < len(page) && page[j].key == page[i].key; j++ {
+				if page[j].ours != nil {
+					ours = append(ours, *page[j].ours)
+				} else {
+					theirs = append(theirs, *page[j].theirs)
+				}
+			}
+			if err := fn(ours, theirs); err != nil {
+				return err
+			}
+			i = j
+		}
+		after = page[len(page)-1].key
+	}
+}
+
+// stagedRow is one staged row: Paygate's movement or the acquirer's.
+type stagedRow struct {
+	key    string
+	ours   *reconcile.Movement
+	theirs *provider.Movement
+}
+
+func (q Queries) stagedRows(ctx context.Context, query string, args ...any) ([]stagedRow, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
+	var out []stagedRow
 	for rows.Next() {
 		var (
-			m                   reconcile.Movement
-			kind, result        string
-			opAmount, payAmount int64
-			at                  int64
+			r                             stagedRow
+			side                          int
+			opID, payID, keyID, kind, cur string
+			ref, payRef                   string
+			amount, at, fee               int64
 		)
-		if err := rows.Scan(&m.Key, &kind, &result, &opAmount, &at, &m.PaymentID, &m.AccessKeyID, &m.Currency, &payAmount); err != nil {
-			return err
+		if err := rows.Scan(&r.key, &side, &opID, &payID, &keyID, &kind, &amount, &cur, &at, &ref, &payRef, &fee); err != nil {
+			return nil, err
 		}
-		m.At, m.AmountMinor = fromMicros(at), opAmount
-		switch {
-		case kind == "pay" && result == "authorized":
-			m.Kind = provider.MoveHold
-		case kind == "pay" || kind == "confirm":
-			m.Kind = provider.MoveCharge
-		case kind == "capture":
-			m.Kind = provider.MoveCapture
-		case kind == "refund":
-			m.Kind = provider.MoveRefund
-		case kind == "cancel":
-			m.Kind, m.AmountMinor = provider.MoveRelease, payAmount
-		case kind == "create":
-			m.Kind = provider.MoveTransfer
+		if side == 0 {
+			r.ours = &reconcile.Movement{Key: opID, PaymentID: payID, AccessKeyID: keyID, PaymentRef: payRef,
+				Side: reconcile.Side{Kind: kind, AmountMinor: amount, Currency: cur, At: fromMicros(at)}}
+		} else {
+			r.theirs = &provider.Movement{Kind: kind, OperationID: opID, Ref: ref, PaymentRef: payRef, AmountMinor: amount,
+				Currency: cur, FeeMinor: fee, At: fromMicros(at)}
 		}
-		if m.AmountMinor == 0 {
-			m.AmountMinor = payAmount
-		}
-		if err := fn(m); err != nil {
-			return err
-		}
+		out = append(out, r)
 	}
-	return rows.Err()
+	return out, rows.Err()
+}
+
+// StageBreaks implements reconcile.Store, in one statement.
+func (q Queries) StageBreaks(ctx context.Context, providerName string, day time.Time, bs []reconcile.Break) error {
+	if len(bs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO reconciliation_staged_breaks (provider, day, at, kind, operation_id, payment_id, access_key_id,
+		paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind, provider_amount, provider_currency,
+		provider_at, provider_ref) VALUES `)
+	args := make([]any, 0, 2+14*len(bs))
+	args = append(args, providerName, dayText(day))
+	for i, br := range bs {
+		var pg, pv reconcile.Side
+		if br.Paygate != nil {
+			pg = *br.Paygate
+		}
+		if br.Provider != nil {
+			pv = *br.Provider
+		}
+		at := pg.At
+		if br.Paygate == nil {
+			at = pv.At
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("($1, $2")
+		for k := 1; k <= 14; k++ {
+			fmt.Fprintf(&b, ", $%d", len(args)+k)
+		}
+		b.WriteString(")")
+		args = append(args, micros(at), br.Kind, br.Key, br.PaymentID, br.AccessKeyID,
+			nullText(br.Paygate != nil, pg.Kind), nullAmount(br.Paygate != nil, pg.AmountMinor), nullText(br.Paygate != nil, pg.Currency),
+			nullTime(br.Paygate != nil, pg.At), nullText(br.Provider != nil, pv.Kind), nullAmount(br.Provider != nil, pv.AmountMinor),
+			nullText(br.Provider != nil, pv.Currency), nullTime(br.Provider != nil, pv.At), nullText(br.Provider != nil, pv.Ref))
+	}
+	_, err := q.q.ExecContext(ctx, b.String(), args...)
+	return err
 }
 
 func dayText(day time.Time) string { return day.UTC().Format(time.DateOnly) }
@@ -93,52 +266,80 @@ func (q Queries) BeginReconciliation(ctx context.Context, providerName string, d
 	return n == 1, err
 }
 
-// AbandonReconciliation implements reconcile.Store.
-func (q Queries) AbandonReconciliation(ctx context.Context, providerName string, day time.Time) error {
-	_, err := q.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'failed' WHERE provider = $1 AND day = $2 AND status = 'running'`,
-		providerName, dayText(day))
-	return err
+// AbandonReconciliation implements reconcile.Store: the day's stored
+// result stays as it was, its staged rows go.
+func (s *Store) AbandonReconciliation(ctx context.Context, providerName string, day time.Time) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'failed' WHERE provider = $1 AND day = $2 AND status = 'running'`,
+			providerName, dayText(day)); err != nil {
+			return err
+		}
+		return tx.ClearStaged(ctx, providerName, day)
+	})
 }
 
 // FinishReconciliation implements reconcile.Store: the day's breaks
-// replaced and its counts written, in one transaction.
+// replaced by the staged ones, in time order, its counts written and its
+// staged rows deleted, in one transaction.
 func (s *Store) FinishReconciliation(ctx context.Context, r reconcile.Result, now time.Time) error {
 	day := dayText(r.Day)
 	return s.InTx(ctx, func(tx *Tx) error {
 		if _, err := tx.q.ExecContext(ctx, `DELETE FROM reconciliation_breaks WHERE provider = $1 AND day = $2`, r.Provider, day); err != nil {
 			return err
 		}
-		for i, b := range r.Breaks {
-			var pg, pv reconcile.Side
-			if b.Paygate != nil {
-				pg = *b.Paygate
-			}
-			if b.Provider != nil {
-				pv = *b.Provider
-			}
-			if _, err := tx.q.ExecContext(ctx, `INSERT INTO reconciliation_breaks (provider, day, seq, kind, operation_id,
-				payment_id, access_key_id, paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind,
-				provider_amount, provider_currency, provider_at, provider_ref)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-				r.Provider, day, i+1, b.Kind, b.Key, b.PaymentID, b.AccessKeyID,
-				nullText(b.Paygate != nil, pg.Kind), nullAmount(b.Paygate != nil, pg.AmountMinor), nullText(b.Paygate != nil, pg.Currency),
-				nullTime(b.Paygate != nil, pg.At), nullText(b.Provider != nil, pv.Kind), nullAmount(b.Provider != nil, pv.AmountMinor),
-				nullText(b.Provider != nil, pv.Currency), nullTime(b.Provider != nil, pv.At), nullText(b.Provider != nil, pv.Ref)); err != nil {
-				return err
-			}
+		if _, err := tx.q.ExecContext(ctx, `INSERT INTO reconciliation_breaks (provider, day, seq, kind, operation_id,
+			payment_id, access_key_id, paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind,
+			provider_amount, provider_currency, provider_at, provider_ref)
+			SELECT provider, day, ROW_NUMBER() OVER (ORDER BY at, operation_id, provider_ref, kind), kind, operation_id,
+			payment_id, access_key_id, paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind,
+			provider_amount, provider_currency, provider_at, provider_ref
+			FROM reconciliation_staged_breaks WHERE provider = $1 AND day = $2`, r.Provider, day); err != nil {
+			return err
+		}
+		if err := tx.ClearStaged(ctx, r.Provider, r.Day); err != nil {
+			return err
 		}
 		_, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'done', finished_at = $3, paygate_count = $4,
 			provider_count = $5, matched = $6, pending = $7, breaks = $8, fees_minor = $9 WHERE provider = $1 AND day = $2`,
-			r.Provider, day, micros(now), r.Paygate, r.AtProvider, r.Matched, r.Pending, len(r.Breaks), r.FeesMinor)
+			r.Provider, day, micros(now), r.Paygate, r.AtProvider, r.Matched, r.Pending, r.Breaks(), r.FeesMinor)
 		return err
 	})
 }
 
 // ReconciliationBreaks reads a stored day's breaks, in order.
 func (q Queries) ReconciliationBreaks(ctx context.Context, providerName string, day time.Time) ([]reconcile.Break, error) {
+	var out []reconcile.Break
+	err := q.EachReconciliationBreak(ctx, providerName, day, func(b reconcile.Break) error {
+		out = append(out, b)
+		return nil
+	})
+	return out, err
+}
+
+// EachReconciliationBreak calls fn with a stored day's breaks, in order,
+// a page at a time (no cursor held while fn runs).
+func (q Queries) EachReconciliationBreak(ctx context.Context, providerName string, day time.Time, fn func(reconcile.Break) error) error {
+	after := 0
+	for {
+		page, err := q.breaksPage(ctx, providerName, day, after)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		for _, b := range page {
+			if err := fn(b); err != nil {
+				return err
+			}
+		}
+		after += len(page)
+	}
+}
+
+// breaksPage reads the stored breaks after seq after, a page of them.
+func (q Queries) breaksPage(ctx context.Context, providerName string, day time.Time, after int) ([]reconcile.Break, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT kind, operation_id, payment_id, access_key_id, paygate_kind, paygate_amount,
 		paygate_currency, paygate_at, provider_kind, provider_amount, provider_currency, provider_at, provider_ref
-		FROM reconciliation_breaks WHERE provider = $1 AND day = $2 ORDER BY seq`, providerName, dayText(day))
+		FROM reconciliation_breaks WHERE provider = $1 AND day = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+		providerName, dayText(day), after, stagedPage)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/paygate/paygate/internal/card"
@@ -298,14 +299,32 @@ var _ provider.Records = (*Adapter)(nil)
 // by itself (a partial capture's rest, an expiry, a verification's end)
 // and verification holds are not Paygate's movements, and are left out.
 func (a *Adapter) Movements(ctx context.Context, from, to time.Time, fn func(provider.Movement) error) error {
-	var v wire.LedgerView
-	q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)}}
-	if err := a.do(ctx, http.MethodGet, "/v1/ledger?"+q.Encode(), "", "", nil, &v); err != nil {
-		return err
+	var after int64
+	for {
+		var v wire.LedgerView
+		q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)},
+			"after": {strconv.FormatInt(after, 10)}, "limit": {strconv.Itoa(ledgerPage)}}
+		if err := a.do(ctx, http.MethodGet, "/v1/ledger?"+q.Encode(), "", "", nil, &v); err != nil {
+			return err
+		}
+		if err := movements(v.Entries, fn); err != nil {
+			return err
+		}
+		if !v.HasMore || len(v.Entries) == 0 {
+			return nil
+		}
+		after = v.Entries[len(v.Entries)-1].Seq
 	}
-	for _, e := range v.Entries {
+}
+
+// ledgerPage is how many ledger entries Movements reads at once.
+const ledgerPage = 1000
+
+// movements calls fn with the movements of a page of ledger entries.
+func movements(entries []wire.Entry, fn func(provider.Movement) error) error {
+	for _, e := range entries {
 		m := provider.Movement{Kind: e.Kind, OperationID: e.OperationID, Ref: fmt.Sprintf("%s#%d", e.ResourceID, e.Seq),
-			AmountMinor: e.AmountMinor, Currency: e.Currency, At: e.At}
+			PaymentRef: e.ResourceID, AmountMinor: e.AmountMinor, Currency: e.Currency, At: e.At}
 		switch e.Kind {
 		case wire.EntryCharge, wire.EntryHold, wire.EntryTransfer:
 		case wire.EntryCapture, wire.EntryRefund:

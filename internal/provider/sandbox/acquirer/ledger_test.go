@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -259,4 +260,54 @@ func TestNoCardDataLeaves(t *testing.T) {
 	}
 	require.NotContains(t, string(state), `"cvv"`)
 	require.Contains(t, string(ledger), "424242******4242")
+}
+
+// TestLedgerPages: GET /v1/ledger pages through the entries in seq order
+// (after, limit, has_more), each once, whatever the time filter skips;
+// the adapter's Movements reads them page by page, each movement once,
+// with the sandbox's payment id as its PaymentRef.
+func TestLedgerPages(t *testing.T) {
+	e := newEnv(t)
+	day := e.clock.Now().Truncate(24 * time.Hour)
+	var planted []Entry
+	for i := range 2500 {
+		at := day.Add(time.Duration(i) * time.Second)
+		if i%10 == 9 {
+			at = day.Add(-48 * time.Hour) // outside the window: skipped, pages still whole
+		}
+		planted = append(planted, Entry{Kind: EntryCharge, OperationID: "op-" + strconv.Itoa(i),
+			ResourceID: "pay-" + strconv.Itoa(i), AmountMinor: int64(i), Currency: "USD", At: at})
+	}
+	e.srv.PlantMany(planted)
+	from, to := day, day.Add(24*time.Hour)
+
+	q := url.Values{"from": {from.Format(time.RFC3339Nano)}, "to": {to.Format(time.RFC3339Nano)}, "limit": {"1000"}}
+	resp, body := e.raw("GET", "/v1/ledger?"+q.Encode(), "", "", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var v wire.LedgerView
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	require.Len(t, v.Entries, 1000)
+	require.True(t, v.HasMore)
+	q.Set("after", strconv.FormatInt(v.Entries[999].Seq, 10))
+	q.Set("limit", "5000")
+	_, body = e.raw("GET", "/v1/ledger?"+q.Encode(), "", "", "")
+	v = wire.LedgerView{}
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	require.Len(t, v.Entries, 2250-1000)
+	require.False(t, v.HasMore)
+	for _, bad := range []string{"limit=-1", "limit=10001", "limit=x", "after=-3", "after=1e9x"} {
+		resp, _ := e.raw("GET", "/v1/ledger?"+bad, "", "", "")
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
+	}
+
+	seen := map[string]int{}
+	require.NoError(t, e.a.Movements(context.Background(), from, to, func(m provider.Movement) error {
+		seen[m.OperationID]++
+		require.Equal(t, "pay-"+strings.TrimPrefix(m.OperationID, "op-"), m.PaymentRef)
+		return nil
+	}))
+	require.Len(t, seen, 2250, "every entry of the window, over three pages")
+	for id, n := range seen {
+		require.Equal(t, 1, n, id)
+	}
 }

@@ -347,7 +347,13 @@ type BINView struct {
 
 type LedgerView struct {
 	Entries []Entry `json:"entries"`
+	// HasMore: a page (limit) left entries; the next starts after the
+	// last one's seq.
+	HasMore bool `json:"has_more,omitempty"`
 }
+
+// MaxLedgerPage is the most entries GET /v1/ledger answers at once.
+const MaxLedgerPage = 10000
 
 type ErrorView struct {
 	Error struct {
