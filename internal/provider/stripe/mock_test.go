@@ -68,6 +68,9 @@ func TestStripeMockAcceptsEveryRequest(t *testing.T) {
 	accepted(t, "status of a follow-up", err)
 	_, err = a.Status(ctx, provider.StatusRequest{OperationID: "op_mock_8", ProviderID: "cs_123"})
 	accepted(t, "status of a hosted page", err)
+	err = a.Movements(ctx, time.Date(2026, 1, 14, 22, 0, 0, 0, time.UTC), time.Date(2026, 1, 16, 2, 0, 0, 0, time.UTC),
+		func(provider.Movement) error { return nil })
+	accepted(t, "balance transactions", err)
 	for _, auth := range []bool{false, true} {
 		_, err = a.HostedSession(ctx, provider.HostedSessionRequest{OperationID: "op_mock_9", AmountMinor: 1999, Currency: "EUR",
 			OrderID: "o-2", Locale: "ru", ReturnURL: "https://pay.example/return", Authorize: auth})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,7 +27,8 @@ import (
 
 // Fake is a stateful stand-in for Stripe's API, enough of it for Paygate's
 // adapter: PaymentMethods, Customers (and their search), PaymentIntents
-// (confirm, 3DS, capture, cancel, search), Refunds, Checkout Sessions, and
+// (confirm, 3DS, capture, cancel, search), Refunds, Checkout Sessions,
+// balance transactions (listed, and planted behind Paygate's back), and
 // events signed as Stripe signs them. It honours Idempotency-Key as Stripe
 // does (a replay answers what the first request was answered; the same key
 // with other parameters is a 400), keeps a ledger of the money it moved, and
@@ -60,6 +62,8 @@ type Fake struct {
 	customers map[string]*object
 	intents   map[string]*intent
 	refunds   map[string]*object
+	charges   map[string]object
+	balances  []*balance
 	sessions  map[string]*session
 	idem      map[string]*replay
 	ledger    []Move
@@ -129,7 +133,7 @@ type replay struct {
 // NewFake starts a fake on loopback for the test.
 func NewFake(t testing.TB) *Fake {
 	f := &Fake{now: time.Now, methods: map[string]*pm{}, customers: map[string]*object{}, intents: map[string]*intent{},
-		refunds: map[string]*object{}, sessions: map[string]*session{}, idem: map[string]*replay{}}
+		refunds: map[string]*object{}, charges: map[string]object{}, sessions: map[string]*session{}, idem: map[string]*replay{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	f.URL = f.srv.URL
 	t.Cleanup(f.srv.Close)
@@ -433,6 +437,8 @@ func (f *Fake) route(r *http.Request) (int, []byte) {
 			}
 		}
 		return ok(object{"object": "list", "url": p, "has_more": false, "data": nonNil(out)})
+	case m == http.MethodGet && p == "/v1/balance_transactions":
+		return f.listBalance(r)
 	case m == http.MethodPost && p == "/v1/checkout/sessions":
 		return f.createSession(r)
 	case m == http.MethodGet && sessionPath.MatchString(p):
@@ -589,10 +595,12 @@ func (f *Fake) settle(in *intent) {
 	ch := object{"id": f.id("ch"), "object": "charge", "amount": amount, "amount_captured": int64(0),
 		"amount_refunded": int64(0), "billing_details": object{"address": nil, "email": nil, "name": nil, "phone": nil},
 		"captured": false, "created": f.unix(), "currency": o["currency"], "disputed": false, "livemode": false,
-		"metadata": map[string]string{}, "paid": true, "refunded": false, "status": "succeeded", "payment_intent": o["id"],
+		"metadata": maps.Clone(o["metadata"].(map[string]string)), "paid": true, "refunded": false, "status": "succeeded",
+		"payment_intent": o["id"], "balance_transaction": nil,
 		"payment_method_details": object{"type": "card", "card": object{"exp_month": 12, "exp_year": 2040,
 			"capture_before": f.now().Add(7 * 24 * time.Hour).Unix()}}}
 	o["latest_charge"] = ch
+	f.charges[ch["id"].(string)] = ch
 	op := o["metadata"].(map[string]string)["paygate_operation_id"]
 	if o["capture_method"] == "manual" {
 		o["status"], o["amount_capturable"] = "requires_capture", amount
@@ -602,6 +610,7 @@ func (f *Fake) settle(in *intent) {
 		o["status"], o["amount_received"] = "succeeded", amount
 		ch["captured"], ch["amount_captured"] = true, amount
 		f.ledger = append(f.ledger, Move{"charge", op, o["id"].(string), amount, o["currency"].(string)})
+		f.record("charge", ch, op, o["id"].(string), amount, o["currency"].(string), f.now())
 		f.event("payment_intent.succeeded", in)
 	}
 	if o["setup_future_usage"] == "off_session" {
@@ -644,7 +653,9 @@ func (f *Fake) capture(r *http.Request, in *intent) (int, []byte) {
 	o["status"], o["amount_received"], o["amount_capturable"] = "succeeded", amount, int64(0)
 	ch := o["latest_charge"].(object)
 	ch["captured"], ch["amount_captured"] = true, amount
-	f.ledger = append(f.ledger, Move{"capture", r.PostForm.Get("metadata[paygate_capture_operation_id]"), o["id"].(string), amount, o["currency"].(string)})
+	op := r.PostForm.Get("metadata[paygate_capture_operation_id]")
+	f.ledger = append(f.ledger, Move{"capture", op, o["id"].(string), amount, o["currency"].(string)})
+	f.record("charge", ch, op, o["id"].(string), amount, o["currency"].(string), f.now())
 	f.event("payment_intent.succeeded", in)
 	return ok(f.render(in, expand(r.PostForm)))
 }
@@ -695,6 +706,7 @@ func (f *Fake) refund(r *http.Request) (int, []byte) {
 		"payment_intent": o["id"], "charge": ch["id"], "status": "succeeded", "metadata": meta}
 	f.refunds[rf["id"].(string)] = &rf
 	f.ledger = append(f.ledger, Move{"refund", meta["paygate_operation_id"], o["id"].(string), amount, o["currency"].(string)})
+	f.record("refund", rf, meta["paygate_operation_id"], o["id"].(string), -amount, o["currency"].(string), f.now())
 	f.eventOf("charge.refunded", ch)
 	return ok(rf)
 }
