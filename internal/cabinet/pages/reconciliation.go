@@ -437,13 +437,10 @@ var _ = template.Must(tmpl.Parse(`
 <dt>Status</dt><dd><span class="badge {{.Run.Tone}}" id="status">{{.Run.Status}}</span></dd>
 <dt>Started</dt><dd>{{.Run.Started}}</dd>
 {{if .Run.Finished}}<dt>Finished</dt><dd>{{.Run.Finished}}</dd>{{end}}
-{{if .Run.Done}}<dt>Breaks of this key</dt><dd id="total">{{.Run.Total}}</dd>{{end}}
+{{if .Run.Done}}<dt>Breaks of this key</dt><dd><span id="total">{{.Run.Total}}</span>{{if .Run.Total}}: {{template "run-kinds" .Run}}{{end}}</dd>{{end}}
 </dl>
 {{if not .Run.Done}}{{if eq .Run.Status "running"}}<p role="status">This day is being reconciled now; its breaks show here when the run ends.</p>{{else}}<p class="error" role="alert">This day's reconciliation failed (an acquirer that did not answer, say); it is tried again, and shows here once it ends.</p>{{end}}
 {{else}}
-<div class="scroll"><table id="kinds"><thead><tr><th>Kind</th><th class="num">Breaks</th></tr></thead><tbody>
-{{range .Run.Kinds}}<tr data-kind="{{.Kind}}"><td>{{.Kind}}</td><td class="num">{{.Count}}</td></tr>{{end}}
-</tbody></table></div>
 <p><small>Only the breaks of this key's payments and payouts are shown. An account may serve other merchants too, so the run's figures for the whole account are not.</small></p>
 <h2>Breaks</h2>
 {{if .Rows}}<p><a id="csv" href="{{.Run.CSV}}" download>Download CSV</a> <small>(every break of this key on this day)</small></p>

@@ -91,7 +91,7 @@ func TestReconciliationPages(t *testing.T) {
 		t.Run("a day: the key's breaks, both sides, linked", func(t *testing.T) {
 			a := ann.get("/cabinet/reconciliation/sandbox/2026-01-15")
 			require.Equal(t, http.StatusOK, a.status, a.body)
-			require.Contains(t, a.body, `<dd id="total">2</dd>`)
+			require.Contains(t, a.body, `<span id="total">2</span>`)
 			require.Contains(t, a.body, `<tr data-seq="1" data-kind="amount_mismatch" data-resource="`+paid.ID+`">`)
 			require.Contains(t, a.body, `<a href="/cabinet/payments/`+paid.ID+`">`)
 			require.Contains(t, a.body, `<tr data-seq="4" data-kind="missing_at_provider" data-resource="`+po.ID+`">`)
@@ -106,7 +106,7 @@ func TestReconciliationPages(t *testing.T) {
 
 			b := bea.get("/cabinet/reconciliation/sandbox/2026-01-15")
 			require.Equal(t, http.StatusOK, b.status)
-			require.Contains(t, b.body, `<dd id="total">1</dd>`)
+			require.Contains(t, b.body, `<span id="total">1</span>`)
 			require.Contains(t, b.body, "ch_theirs")
 			notShown(t, b.body, paid.ID, po.ID, amount.Key)
 
@@ -205,7 +205,7 @@ func TestReconciliationPages(t *testing.T) {
 				FinishedAt: &finished}, many...)
 			first := ann.get("/cabinet/reconciliation/sandbox/2026-01-10")
 			require.Equal(t, http.StatusOK, first.status)
-			require.Contains(t, first.body, `<dd id="total">53</dd>`)
+			require.Contains(t, first.body, `<span id="total">53</span>`)
 			require.Equal(t, 50, strings.Count(first.body, "<tr data-seq="))
 			require.Contains(t, first.body, "op-49")
 			require.NotContains(t, first.body, "op-50")
