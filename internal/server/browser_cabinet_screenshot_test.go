@@ -75,6 +75,14 @@ func TestCabinetScreenshots(t *testing.T) {
 	for _, ref := range []string{"customer-042", "customer-107", "customer-288"} {
 		savedCard(t, e, e.aKey.ID, ref)
 	}
+	// Yesterday's reconciliation of the account, with a break of each kind
+	// for some of the key's payments.
+	recent, err := e.store.ListPayments(context.Background(), e.aKey.ID, payment.Filter{Limit: 7})
+	require.NoError(t, err)
+	yesterday := e.clock.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	seedBreaks(t, e, yesterday, recent)
+	seedBreaks(t, e, yesterday.AddDate(0, 0, -1), nil)
+	seedBreaks(t, e, yesterday.AddDate(0, 0, -2), recent[:1])
 	events, err := e.store.ListEvents(context.Background(), e.aKey.ID, webhook.EventFilter{ResourceID: paid.PaymentID, Limit: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, events)
@@ -95,6 +103,8 @@ func TestCabinetScreenshots(t *testing.T) {
 		{"events", "/cabinet/events", 1280, 700, false, ""},
 		{"event", "/cabinet/events/" + events[0].ID, 1280, 900, false, ""},
 		{"event-phone", "/cabinet/events/" + events[0].ID, 390, 844, true, "#payload"},
+		{"reconciliation", "/cabinet/reconciliation", 1280, 500, false, ""},
+		{"reconciliation-day", "/cabinet/reconciliation/sandbox/" + yesterday.Format(time.DateOnly), 1280, 1000, false, ""},
 	}
 	ctx := newTab(t)
 	// The sign-in page, before the tab signs in.

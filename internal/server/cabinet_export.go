@@ -56,7 +56,7 @@ func (s *Server) exportRow(p *payment.Payment, now time.Time, row []string) []st
 		strconv.FormatInt(deref(v.RefundedAmountMinor), 10), v.OrderID, v.CustomerReference, v.Description,
 		v.PaymentMethod, v.MaskedCard, decline, v.OperationMode, v.SubscriptionID, period, attempt)
 	for i, cell := range row {
-		row[i] = csvCell(cell)
+		row[i] = pages.CSVCell(cell)
 	}
 	return row
 }
@@ -64,20 +64,6 @@ func (s *Server) exportRow(p *payment.Payment, now time.Time, row []string) []st
 // csvTime is t as the API writes it: RFC 3339 in UTC, whole seconds.
 func csvTime(t openapi.Time) string {
 	return t.Std().UTC().Truncate(time.Second).Format(time.RFC3339)
-}
-
-// csvCell escapes a cell a spreadsheet would run as a formula: one that
-// starts with =, +, -, @, a tab or a carriage return is prefixed with '
-// (docs/design/decisions.md section 13). The CSV quoting itself is
-// encoding/csv's.
-func csvCell(v string) string {
-	if v != "" {
-		switch v[0] {
-		case '=', '+', '-', '@', '\t', '\r':
-			return "'" + v
-		}
-	}
-	return v
 }
 
 // exportPayments is exportPayments (GET /cabinet/v1/payments/export;

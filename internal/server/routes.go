@@ -122,6 +122,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 		handle("POST /cabinet/events/{id}/resend", pg.ResendEvent())
 		handle("GET /cabinet/allowances", pg.AllowancesPage())
 		handle("GET /cabinet/channels", pg.ChannelsPage())
+		handle("GET /cabinet/reconciliation", pg.ReconciliationPage())
+		handle("GET /cabinet/reconciliation/{account}/{day}", pg.ReconciliationDayPage())
+		handle("GET /cabinet/reconciliation/{account}/{day}/breaks.csv", pg.ReconciliationCSV())
 	}
 }
 

@@ -44,7 +44,8 @@ func New(st *store.Store, now func() time.Time, providers Providers, subs *subsc
 	hooks *webhook.Service) pages.Data {
 	src := &source{store: st, now: now, providers: providers, subscriptions: subs, webhooks: hooks}
 	return pages.Data{Payments: paymentPages{src}, Cards: cardPages{src}, Activity: activityPages{src},
-		Subscriptions: subscriptionPages{src}, Webhooks: webhookPages{src}, Settings: settingsPages{src}}
+		Subscriptions: subscriptionPages{src}, Webhooks: webhookPages{src}, Settings: settingsPages{src},
+		Reconciliation: reconciliationPages{src}}
 }
 
 // keyClock is ctx at key's clock, as internal/server's pipeline sets it

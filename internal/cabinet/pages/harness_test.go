@@ -135,6 +135,11 @@ func mount(mux *http.ServeMux, pg *pages.Pages) {
 		"POST /cabinet/events/{id}/resend":        pg.ResendEvent(),
 		"GET /cabinet/allowances":                 pg.AllowancesPage(),
 		"GET /cabinet/channels":                   pg.ChannelsPage(),
+
+		// The reconciliation pages (reconciliation.go).
+		"GET /cabinet/reconciliation":                            pg.ReconciliationPage(),
+		"GET /cabinet/reconciliation/{account}/{day}":            pg.ReconciliationDayPage(),
+		"GET /cabinet/reconciliation/{account}/{day}/breaks.csv": pg.ReconciliationCSV(),
 	} {
 		mux.Handle(pattern, h)
 	}

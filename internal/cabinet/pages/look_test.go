@@ -46,6 +46,7 @@ func TestNavigationAndBadges(t *testing.T) {
 			"/cabinet/events/" + ev.ID:         "Events",
 			"/cabinet/allowances":              "Allowances",
 			"/cabinet/channels":                "Channels",
+			"/cabinet/reconciliation":          "Reconciliation",
 		} {
 			a := b.get(path)
 			require.Equal(t, http.StatusOK, a.status, path)

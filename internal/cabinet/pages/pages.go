@@ -54,6 +54,8 @@ type Data struct {
 	Subscriptions SubscriptionsData // subscriptions.go
 	Webhooks      WebhooksData      // webhooks.go: endpoints, event log
 	Settings      SettingsData      // settings.go: allowances, channels
+	// Reconciliation is reconciliation.go's: the stored runs and breaks.
+	Reconciliation ReconciliationData
 }
 
 // Pages serves /cabinet/.

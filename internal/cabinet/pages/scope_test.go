@@ -19,7 +19,8 @@ var (
 	signedInGETs = []string{"/cabinet/", "/cabinet/payments", "/cabinet/payments/x", "/cabinet/payments/export",
 		"/cabinet/payments/totals", "/cabinet/cards", "/cabinet/verifications", "/cabinet/verifications/x",
 		"/cabinet/payouts", "/cabinet/payouts/x", "/cabinet/subscriptions", "/cabinet/subscriptions/x",
-		"/cabinet/webhooks", "/cabinet/events", "/cabinet/events/x", "/cabinet/allowances", "/cabinet/channels"}
+		"/cabinet/webhooks", "/cabinet/events", "/cabinet/events/x", "/cabinet/allowances", "/cabinet/channels",
+		"/cabinet/reconciliation", "/cabinet/reconciliation/acq/2026-01-15", "/cabinet/reconciliation/acq/2026-01-15/breaks.csv"}
 	signedInPOSTs = []string{"/cabinet/cards/x/delete", "/cabinet/subscriptions/x/pause",
 		"/cabinet/subscriptions/x/resume", "/cabinet/subscriptions/x/cancel", "/cabinet/events/x/resend"}
 )
@@ -114,7 +115,8 @@ func TestKeyScope(t *testing.T) {
 		t.Run("a key not granted is a 404 page", func(t *testing.T) {
 			for _, path := range []string{"/cabinet/", "/cabinet/payments", "/cabinet/payments/export",
 				"/cabinet/payments/totals", "/cabinet/cards", "/cabinet/verifications", "/cabinet/payouts",
-				"/cabinet/subscriptions", "/cabinet/webhooks", "/cabinet/events", "/cabinet/allowances", "/cabinet/channels"} {
+				"/cabinet/subscriptions", "/cabinet/webhooks", "/cabinet/events", "/cabinet/allowances", "/cabinet/channels",
+				"/cabinet/reconciliation"} {
 				a := ann.get(path + "?key=" + theirs.key.ID)
 				require.Equal(t, http.StatusNotFound, a.status, path)
 				require.Contains(t, a.body, "No such key among yours.", path)
@@ -191,13 +193,14 @@ func TestKeyScope(t *testing.T) {
 			dan := e.signedIn(t, "dan@example.com", cabinet.Admin)
 			for _, path := range []string{"/cabinet/", "/cabinet/payments", "/cabinet/payments/totals", "/cabinet/cards",
 				"/cabinet/verifications", "/cabinet/payouts", "/cabinet/subscriptions", "/cabinet/webhooks", "/cabinet/events",
-				"/cabinet/allowances", "/cabinet/channels"} {
+				"/cabinet/allowances", "/cabinet/channels", "/cabinet/reconciliation"} {
 				a := dan.get(path)
 				require.Equal(t, http.StatusOK, a.status, path)
 				require.Contains(t, a.body, "No key has been granted to you yet.", path)
 				require.NotContains(t, a.body, mine.key.ID, path)
 			}
 			require.Equal(t, http.StatusNotFound, dan.get("/cabinet/payments/export").status)
+			require.Equal(t, http.StatusNotFound, dan.get("/cabinet/reconciliation/sandbox/2026-01-15").status)
 			require.Equal(t, http.StatusNotFound, dan.get("/cabinet/payments/"+mine.payment).status)
 			a := dan.post("/cabinet/cards/"+mine.card+"/delete", url.Values{"csrf_token": {dan.token("/cabinet/")}})
 			require.Equal(t, http.StatusNotFound, a.status)

@@ -116,6 +116,7 @@ var sections = []section{
 	{"/cabinet/events", "Events", []string{"Event"}},
 	{"/cabinet/allowances", "Allowances", []string{"Allowances"}},
 	{"/cabinet/channels", "Channels", []string{"Channels"}},
+	{"/cabinet/reconciliation", "Reconciliation", []string{"Reconciliation"}},
 }
 
 // navLink is one link of the navigation; Current marks the page's section.
