@@ -219,7 +219,7 @@ func TestReconcile(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					now := time.Now()
-					ok, err := st.BeginReconciliation(ctx, "acq", other, now, now.Add(-time.Hour))
+					ok, err := st.BeginReconciliation(ctx, reconcile.Claim{Provider: "acq", Day: other, Started: now}, now.Add(-time.Hour))
 					require.NoError(t, err)
 					if ok {
 						mu.Lock()

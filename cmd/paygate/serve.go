@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/app"
+	"github.com/paygate/paygate/internal/handoff"
 	"github.com/paygate/paygate/internal/jobs"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
@@ -76,8 +77,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *role != "all" && db.databaseURL == "" {
 		return usageError{"--role api and worker need PostgreSQL (--database-url): SQLite serves one process"}
 	}
-	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout {
-		return usageError{"want --provider-timeout < --job-timeout <= --rescue-after"}
+	// A job's run ends before River may rescue it, with the margin a
+	// handed-off run keeps too (clocks): a retry never overlaps the first
+	// run (operation.Engine.Run).
+	if *jobTimeout <= prov.callTimeout || *rescueAfter < *jobTimeout+handoff.Margin(*rescueAfter) {
+		return usageError{fmt.Sprintf("want --provider-timeout < --job-timeout, and --job-timeout at least %s under --rescue-after",
+			handoff.Margin(*rescueAfter))}
 	}
 	if *jobSteps < 1 {
 		return usageError{"--job-steps must be at least 1"}

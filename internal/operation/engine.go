@@ -325,7 +325,9 @@ const MaxBackoff = 30 * time.Second
 // section 17). The first run is over before any other starts: a handed-off
 // run's context ends before its lease lapses (handoff.Margin) and River's
 // attempt before River rescues it (serve: --job-timeout <= --rescue-after),
-// so a run that moves the resource is the only one there has been.
+// so a run that moves the resource is the only one there has been. (A
+// subscription's charge is run by a clock advance beside its job, as a
+// later run; it never moves.)
 func (e *Engine[R, T]) Run(ctx context.Context, opID string, attempt, maxAttempts int) error {
 	release, err := e.Step(ctx)
 	if err != nil {

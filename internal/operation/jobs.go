@@ -2,12 +2,14 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/handoff"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // RunArgs runs one operation, whatever its resource.
@@ -158,7 +160,16 @@ func (r runner[R, T]) runHandedOff(ctx context.Context, j handoff.Job[*loaded[R,
 		return nil
 	}
 	unlease := func(ctx context.Context, tx T) (bool, error) { return tx.ClearOperationLease(ctx, opID) }
-	if berr := handoff.HandBack(ctx, r.e.Transact, unlease, againArgs(opID), err, r.nextRetry(1), r.e.Now()); berr != nil {
+	// River's run is the operation's second unless this one surely sent
+	// nothing: its call never left, or the acquirer asked it to wait (a
+	// snooze; an operation asked about snoozes too, but inquiring, it never
+	// moves).
+	args := againArgs(opID)
+	var snooze *river.JobSnoozeError
+	if provider.IsUnsent(err) || errors.As(err, &snooze) {
+		args.Again = false
+	}
+	if berr := handoff.HandBack(ctx, r.e.Transact, unlease, args, err, r.nextRetry(1), r.e.Now()); berr != nil {
 		r.e.Log.Warn("handing an operation back to River failed: it runs once its lease lapses",
 			"operation_id", opID, "error", berr)
 	}

@@ -41,6 +41,13 @@ type DailyWorker struct {
 	Log      *slog.Logger
 }
 
+// Timeout: a day of a million payments takes minutes (docs/benchmarks.md),
+// more than the engine's jobs may; less than StaleAfter, so that the run
+// ends before another may take its day over.
+func (w *DailyWorker) Timeout(*river.Job[DailyArgs]) time.Duration {
+	return StaleAfter - 15*time.Minute
+}
+
 // Work runs Due and logs what failed: the next hour's job tries again, so
 // an acquirer that does not answer is not asked again at once.
 func (w *DailyWorker) Work(ctx context.Context, _ *river.Job[DailyArgs]) error {

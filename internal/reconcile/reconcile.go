@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
@@ -117,10 +118,19 @@ func Compare(providerName string, day time.Time, paygate []Movement, atProvider 
 	for _, m := range paygate {
 		ours[m.Key] = append(ours[m.Key], m)
 	}
+	// A payment's only movement of a kind: with two (two partial
+	// refunds), an acquirer's movement without an operation id matches
+	// neither (MatchStaged's rule).
 	byRef := map[[2]string]string{}
 	for _, m := range paygate {
-		if m.PaymentRef != "" {
-			byRef[[2]string{m.PaymentRef, m.Kind}] = m.Key
+		if m.PaymentRef == "" {
+			continue
+		}
+		k := [2]string{m.PaymentRef, m.Kind}
+		if _, twice := byRef[k]; twice {
+			byRef[k] = ""
+		} else {
+			byRef[k] = m.Key
 		}
 	}
 	theirs := map[string][]provider.Movement{}
@@ -234,38 +244,56 @@ func compareKey(res *Result, ours []Movement, theirs []provider.Movement, emit f
 	}
 }
 
+// Claim is a run's hold on its account's day. Started, when the run
+// claimed it, is its token: a run whose day was taken over (it ran over an
+// hour) neither stores its result nor touches the new run's staged rows.
+type Claim struct {
+	Provider string
+	Day      time.Time // 00:00 UTC
+	Started  time.Time
+}
+
+// Stage names the claim's staged rows.
+func (c Claim) Stage() string {
+	return c.Day.UTC().Format(time.DateOnly) + "@" + strconv.FormatInt(c.Started.UnixMicro(), 10)
+}
+
+// ErrClaimLost: another run took the day over while this one ran.
+var ErrClaimLost = errors.New("another run took this day over")
+
 // Store is what a run reads and writes. A run stages both sides of its
-// day in the database and compares them a key at a time, so that its
-// memory does not grow with the day.
+// day in the database, under its claim, and compares them a key at a
+// time, so that its memory does not grow with the day.
 type Store interface {
 	// BeginReconciliation claims the account's day: false when another
 	// run holds it (started after staleBefore).
-	BeginReconciliation(ctx context.Context, providerName string, day, now, staleBefore time.Time) (bool, error)
-	// ClearStaged deletes what an earlier run of the day staged.
-	ClearStaged(ctx context.Context, providerName string, day time.Time) error
+	BeginReconciliation(ctx context.Context, c Claim, staleBefore time.Time) (bool, error)
+	// ClearStaged deletes what earlier runs of the day staged.
+	ClearStaged(ctx context.Context, c Claim) error
 	// StagePaygate stages the money movements Paygate recorded on the
 	// account's channels at a time in [from, to), of the given kinds, and
 	// returns how many.
-	StagePaygate(ctx context.Context, providerName string, day, from, to time.Time, kinds []string) (int, error)
+	StagePaygate(ctx context.Context, c Claim, from, to time.Time, kinds []string) (int, error)
 	// StageProvider stages movements of the acquirer's; seq is the first
 	// one's place among the run's.
-	StageProvider(ctx context.Context, providerName string, day time.Time, seq int, ms []provider.Movement) error
+	StageProvider(ctx context.Context, c Claim, seq int, ms []provider.Movement) error
 	// MatchStaged gives each staged movement of the acquirer's that has no
-	// operation id the key of Paygate's movement of the same kind and
-	// provider payment id, if there is one.
-	MatchStaged(ctx context.Context, providerName string, day time.Time) error
+	// operation id the key of Paygate's only movement of the same kind and
+	// provider payment id, if there is exactly one.
+	MatchStaged(ctx context.Context, c Claim) error
 	// StagedKeys calls fn with the staged movements of each key, a key at
 	// a time, in key order; fn may write (StageBreaks).
-	StagedKeys(ctx context.Context, providerName string, day time.Time, fn func(ours []Movement, theirs []provider.Movement) error) error
+	StagedKeys(ctx context.Context, c Claim, fn func(ours []Movement, theirs []provider.Movement) error) error
 	// StageBreaks stages breaks found.
-	StageBreaks(ctx context.Context, providerName string, day time.Time, bs []Break) error
+	StageBreaks(ctx context.Context, c Claim, bs []Break) error
 	// FinishReconciliation stores the result, the staged breaks replacing
 	// the day's earlier ones, clears the staged rows and releases the
-	// claim, in one transaction.
-	FinishReconciliation(ctx context.Context, r Result, now time.Time) error
+	// claim, in one transaction; ErrClaimLost when the claim is no longer
+	// the day's.
+	FinishReconciliation(ctx context.Context, c Claim, r Result, now time.Time) error
 	// AbandonReconciliation releases a claim whose run failed, the day's
 	// stored result as it was.
-	AbandonReconciliation(ctx context.Context, providerName string, day time.Time) error
+	AbandonReconciliation(ctx context.Context, c Claim) error
 }
 
 // Providers finds an account's provider.
@@ -302,36 +330,43 @@ func (s *Service) Run(ctx context.Context, providerName string, day time.Time) (
 	if !ok {
 		return Result{}, fmt.Errorf("provider account %s: %w", providerName, ErrNoRecords)
 	}
-	day = Day(day)
-	now := s.now().UTC()
-	got, err := s.store.BeginReconciliation(ctx, providerName, day, now, now.Add(-time.Hour))
+	now := s.now().UTC().Truncate(time.Microsecond)
+	c := Claim{Provider: providerName, Day: Day(day), Started: now}
+	got, err := s.store.BeginReconciliation(ctx, c, now.Add(-StaleAfter))
 	if err != nil {
 		return Result{}, err
 	}
 	if !got {
 		return Result{}, ErrRunning
 	}
-	res, err := s.compare(ctx, providerName, records, day)
-	if err != nil {
-		return Result{}, errors.Join(err, s.store.AbandonReconciliation(context.WithoutCancel(ctx), providerName, day))
+	res, err := s.compare(ctx, c, records)
+	if err == nil {
+		err = s.store.FinishReconciliation(ctx, c, res, s.now().UTC())
 	}
-	return res, s.store.FinishReconciliation(ctx, res, s.now().UTC())
+	if err != nil {
+		return Result{}, errors.Join(err, s.store.AbandonReconciliation(context.WithoutCancel(ctx), c))
+	}
+	return res, nil
 }
+
+// StaleAfter is how long a run holds its day before another may take it
+// over (a run whose process died).
+const StaleAfter = time.Hour
 
 // stageBatch is how many rows a run writes at once.
 const stageBatch = 1000
 
 // compare stages both sides of the day over its Window and compares them
 // a key at a time.
-func (s *Service) compare(ctx context.Context, providerName string, records provider.Records, day time.Time) (Result, error) {
+func (s *Service) compare(ctx context.Context, c Claim, records provider.Records) (Result, error) {
 	kinds := allKinds
 	if rk, ok := records.(provider.RecordKinds); ok {
 		kinds = rk.RecordKinds()
 	}
-	if err := s.store.ClearStaged(ctx, providerName, day); err != nil {
+	if err := s.store.ClearStaged(ctx, c); err != nil {
 		return Result{}, err
 	}
-	from, to := Window(day)
+	from, to := Window(c.Day)
 	// Paygate's side an hour at a time: no long write (SQLite has one
 	// writer, and payments go on meanwhile).
 	for at := from; at.Before(to); at = at.Add(time.Hour) {
@@ -339,7 +374,7 @@ func (s *Service) compare(ctx context.Context, providerName string, records prov
 		if end.After(to) {
 			end = to
 		}
-		if _, err := s.store.StagePaygate(ctx, providerName, day, at, end, kinds); err != nil {
+		if _, err := s.store.StagePaygate(ctx, c, at, end, kinds); err != nil {
 			return Result{}, err
 		}
 	}
@@ -349,7 +384,7 @@ func (s *Service) compare(ctx context.Context, providerName string, records prov
 		if len(batch) == 0 {
 			return nil
 		}
-		err := s.store.StageProvider(ctx, providerName, day, staged, batch)
+		err := s.store.StageProvider(ctx, c, staged, batch)
 		staged += len(batch)
 		batch = batch[:0]
 		return err
@@ -365,23 +400,23 @@ func (s *Service) compare(ctx context.Context, providerName string, records prov
 	if err := flush(); err != nil {
 		return Result{}, err
 	}
-	if err := s.store.MatchStaged(ctx, providerName, day); err != nil {
+	if err := s.store.MatchStaged(ctx, c); err != nil {
 		return Result{}, err
 	}
-	res := newResult(providerName, day)
+	res := newResult(c.Provider, c.Day)
 	var found []Break
-	if err := s.store.StagedKeys(ctx, providerName, day, func(ours []Movement, theirs []provider.Movement) error {
+	if err := s.store.StagedKeys(ctx, c, func(ours []Movement, theirs []provider.Movement) error {
 		compareKey(&res, ours, theirs, func(b Break) { found = append(found, b) })
 		if len(found) < stageBatch {
 			return nil
 		}
-		err := s.store.StageBreaks(ctx, providerName, day, found)
+		err := s.store.StageBreaks(ctx, c, found)
 		found = found[:0]
 		return err
 	}); err != nil {
 		return Result{}, err
 	}
-	return res, s.store.StageBreaks(ctx, providerName, day, found)
+	return res, s.store.StageBreaks(ctx, c, found)
 }
 
 // allKinds are the kinds of movement an acquirer records unless it says

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -47,25 +48,37 @@ SELECT $1, $4, m.op, 0, m.op, m.pid, m.akid, m.kind, m.amount, m.currency, m.at,
 	  AND o.kind = 'create' AND o.result = 'succeeded'
 ) m WHERE m.op IS NOT NULL`
 
-// ClearStaged implements reconcile.Store.
-func (q Queries) ClearStaged(ctx context.Context, providerName string, day time.Time) error {
-	if _, err := q.q.ExecContext(ctx, `DELETE FROM reconciliation_staged WHERE provider = $1 AND day = $2`,
-		providerName, dayText(day)); err != nil {
-		return err
+// ClearStaged implements reconcile.Store: every earlier run's rows of the
+// day (their stages are the day and a token).
+func (q Queries) ClearStaged(ctx context.Context, c reconcile.Claim) error {
+	lo, hi := dayText(c.Day)+"@", dayText(c.Day)+"A" // '@' < digits < 'A'
+	for _, table := range []string{"reconciliation_staged", "reconciliation_staged_breaks"} {
+		if _, err := q.q.ExecContext(ctx, `DELETE FROM `+table+` WHERE provider = $1 AND day > $2 AND day < $3`,
+			c.Provider, lo, hi); err != nil {
+			return err
+		}
 	}
-	_, err := q.q.ExecContext(ctx, `DELETE FROM reconciliation_staged_breaks WHERE provider = $1 AND day = $2`,
-		providerName, dayText(day))
-	return err
+	return nil
+}
+
+// clearStage deletes one run's staged rows.
+func (q Queries) clearStage(ctx context.Context, c reconcile.Claim) error {
+	for _, table := range []string{"reconciliation_staged", "reconciliation_staged_breaks"} {
+		if _, err := q.q.ExecContext(ctx, `DELETE FROM `+table+` WHERE provider = $1 AND day = $2`, c.Provider, c.Stage()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StagePaygate implements reconcile.Store: one statement, the rows never
 // leave the database.
-func (q Queries) StagePaygate(ctx context.Context, providerName string, day, from, to time.Time, kinds []string) (int, error) {
+func (q Queries) StagePaygate(ctx context.Context, c reconcile.Claim, from, to time.Time, kinds []string) (int, error) {
 	if len(kinds) == 0 {
 		return 0, nil
 	}
 	query := stagePaygate + ` AND m.kind IN (`
-	args := []any{providerName, micros(from), micros(to), dayText(day)}
+	args := []any{c.Provider, micros(from), micros(to), c.Stage()}
 	for i, k := range kinds {
 		if i > 0 {
 			query += ", "
@@ -81,11 +94,17 @@ func (q Queries) StagePaygate(ctx context.Context, providerName string, day, fro
 	return int(n), err
 }
 
-// StageProvider implements reconcile.Store, in one statement. A movement
-// without an operation id is keyed by its place in the run (seq, the
-// first one's), so that it is compared alone unless MatchStaged finds it
-// Paygate's.
-func (q Queries) StageProvider(ctx context.Context, providerName string, day time.Time, seq int, ms []provider.Movement) error {
+// StageProvider implements reconcile.Store, rowsPerStatement rows a
+// statement. A movement without an operation id is keyed by its place in
+// the run (seq, the first one's), so that it is compared alone unless
+// MatchStaged finds it Paygate's.
+func (q Queries) StageProvider(ctx context.Context, c reconcile.Claim, seq int, ms []provider.Movement) error {
+	for len(ms) > rowsPerStatement {
+		if err := q.StageProvider(ctx, c, seq, ms[:rowsPerStatement]); err != nil {
+			return err
+		}
+		ms, seq = ms[rowsPerStatement:], seq+rowsPerStatement
+	}
 	if len(ms) == 0 {
 		return nil
 	}
@@ -93,11 +112,11 @@ func (q Queries) StageProvider(ctx context.Context, providerName string, day tim
 	b.WriteString(`INSERT INTO reconciliation_staged (provider, day, match_key, side, operation_id, payment_id, access_key_id,
 		kind, amount_minor, currency, at, ref, payment_ref, fee_minor) VALUES `)
 	args := make([]any, 0, 2+9*len(ms))
-	args = append(args, providerName, dayText(day))
+	args = append(args, c.Provider, c.Stage())
 	for i, m := range ms {
 		key := m.OperationID
 		if key == "" {
-			key = fmt.Sprintf("~%d", seq+i)
+			key = fmt.Sprintf("\x01%d", seq+i) // no operation id starts so
 		}
 		if i > 0 {
 			b.WriteString(", ")
@@ -110,13 +129,14 @@ func (q Queries) StageProvider(ctx context.Context, providerName string, day tim
 	return err
 }
 
-// MatchStaged implements reconcile.Store.
-func (q Queries) MatchStaged(ctx context.Context, providerName string, day time.Time) error {
-	_, err := q.q.ExecContext(ctx, `UPDATE reconciliation_staged SET match_key = COALESCE((SELECT g.operation_id
+// MatchStaged implements reconcile.Store: only a payment's one movement
+// of the kind (two partial refunds: neither).
+func (q Queries) MatchStaged(ctx context.Context, c reconcile.Claim) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE reconciliation_staged SET match_key = COALESCE((SELECT MIN(g.operation_id)
 		FROM reconciliation_staged g WHERE g.provider = reconciliation_staged.provider AND g.day = reconciliation_staged.day
 		AND g.side = 0 AND g.payment_ref = reconciliation_staged.payment_ref AND g.kind = reconciliation_staged.kind
-		ORDER BY g.at LIMIT 1), match_key)
-		WHERE provider = $1 AND day = $2 AND side = 1 AND operation_id = '' AND payment_ref <> ''`, providerName, dayText(day))
+		HAVING COUNT(*) = 1), match_key)
+		WHERE provider = $1 AND day = $2 AND side = 1 AND operation_id = '' AND payment_ref <> ''`, c.Provider, c.Stage())
 	return err
 }
 
@@ -126,11 +146,12 @@ const stagedPage = 5000
 // StagedKeys implements reconcile.Store: pages of rows in key order (no
 // cursor is held while fn runs: SQLite has one connection), each ending
 // at a whole key.
-func (q Queries) StagedKeys(ctx context.Context, providerName string, day time.Time,
+func (q Queries) StagedKeys(ctx context.Context, c reconcile.Claim,
 	fn func(ours []reconcile.Movement, theirs []provider.Movement) error) error {
+	providerName := c.Provider
 	const cols = `SELECT match_key, side, operation_id, payment_id, access_key_id, kind, amount_minor, currency, at, ref,
 		payment_ref, fee_minor FROM reconciliation_staged WHERE provider = $1 AND day = $2`
-	d := dayText(day)
+	d := c.Stage()
 	after := ""
 	for {
 		page, err := q.stagedRows(ctx, cols+` AND match_key > $3 ORDER BY match_key, side, at LIMIT $4`,
@@ -209,8 +230,15 @@ func (q Queries) stagedRows(ctx context.Context, query string, args ...any) ([]s
 	return out, rows.Err()
 }
 
-// StageBreaks implements reconcile.Store, in one statement.
-func (q Queries) StageBreaks(ctx context.Context, providerName string, day time.Time, bs []reconcile.Break) error {
+// StageBreaks implements reconcile.Store, rowsPerStatement rows a
+// statement.
+func (q Queries) StageBreaks(ctx context.Context, c reconcile.Claim, bs []reconcile.Break) error {
+	for len(bs) > rowsPerStatement {
+		if err := q.StageBreaks(ctx, c, bs[:rowsPerStatement]); err != nil {
+			return err
+		}
+		bs = bs[rowsPerStatement:]
+	}
 	if len(bs) == 0 {
 		return nil
 	}
@@ -219,7 +247,7 @@ func (q Queries) StageBreaks(ctx context.Context, providerName string, day time.
 		paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind, provider_amount, provider_currency,
 		provider_at, provider_ref) VALUES `)
 	args := make([]any, 0, 2+14*len(bs))
-	args = append(args, providerName, dayText(day))
+	args = append(args, c.Provider, c.Stage())
 	for i, br := range bs {
 		var pg, pv reconcile.Side
 		if br.Paygate != nil {
@@ -251,14 +279,18 @@ func (q Queries) StageBreaks(ctx context.Context, providerName string, day time.
 
 func dayText(day time.Time) string { return day.UTC().Format(time.DateOnly) }
 
+// rowsPerStatement bounds a staging statement's rows (SQLite takes
+// 32,766 parameters at most, PostgreSQL 65,535).
+const rowsPerStatement = 500
+
 // BeginReconciliation implements reconcile.Store: the day's row is claimed
 // in one statement, unless a run holds it since after staleBefore.
-func (q Queries) BeginReconciliation(ctx context.Context, providerName string, day, now, staleBefore time.Time) (bool, error) {
+func (q Queries) BeginReconciliation(ctx context.Context, c reconcile.Claim, staleBefore time.Time) (bool, error) {
 	res, err := q.q.ExecContext(ctx, `INSERT INTO reconciliation_runs (provider, day, status, started_at)
 		VALUES ($1, $2, 'running', $3)
 		ON CONFLICT (provider, day) DO UPDATE SET status = 'running', started_at = excluded.started_at
 		WHERE reconciliation_runs.status <> 'running' OR reconciliation_runs.started_at < $4`,
-		providerName, dayText(day), micros(now), micros(staleBefore))
+		c.Provider, dayText(c.Day), micros(c.Started), micros(staleBefore))
 	if err != nil {
 		return false, err
 	}
@@ -267,42 +299,48 @@ func (q Queries) BeginReconciliation(ctx context.Context, providerName string, d
 }
 
 // AbandonReconciliation implements reconcile.Store: the day's stored
-// result stays as it was, its staged rows go.
-func (s *Store) AbandonReconciliation(ctx context.Context, providerName string, day time.Time) error {
+// result stays as it was, the run's staged rows go, and the day is marked
+// failed unless another run holds it now.
+func (s *Store) AbandonReconciliation(ctx context.Context, c reconcile.Claim) error {
 	return s.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'failed' WHERE provider = $1 AND day = $2 AND status = 'running'`,
-			providerName, dayText(day)); err != nil {
+		if _, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'failed'
+			WHERE provider = $1 AND day = $2 AND status = 'running' AND started_at = $3`,
+			c.Provider, dayText(c.Day), micros(c.Started)); err != nil {
 			return err
 		}
-		return tx.ClearStaged(ctx, providerName, day)
+		return tx.clearStage(ctx, c)
 	})
 }
 
 // FinishReconciliation implements reconcile.Store: the day's breaks
-// replaced by the staged ones, in time order, its counts written and its
-// staged rows deleted, in one transaction.
-func (s *Store) FinishReconciliation(ctx context.Context, r reconcile.Result, now time.Time) error {
-	day := dayText(r.Day)
+// replaced by the run's staged ones, in time order, its counts written and
+// its staged rows deleted, in one transaction, if it still holds the day.
+func (s *Store) FinishReconciliation(ctx context.Context, c reconcile.Claim, r reconcile.Result, now time.Time) error {
+	day := dayText(c.Day)
 	return s.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.q.ExecContext(ctx, `DELETE FROM reconciliation_breaks WHERE provider = $1 AND day = $2`, r.Provider, day); err != nil {
+		res, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'done', finished_at = $4, paygate_count = $5,
+			provider_count = $6, matched = $7, pending = $8, breaks = $9, fees_minor = $10
+			WHERE provider = $1 AND day = $2 AND status = 'running' AND started_at = $3`,
+			c.Provider, day, micros(c.Started), micros(now), r.Paygate, r.AtProvider, r.Matched, r.Pending, r.Breaks(), r.FeesMinor)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return cmp.Or(err, reconcile.ErrClaimLost)
+		}
+		if _, err := tx.q.ExecContext(ctx, `DELETE FROM reconciliation_breaks WHERE provider = $1 AND day = $2`, c.Provider, day); err != nil {
 			return err
 		}
 		if _, err := tx.q.ExecContext(ctx, `INSERT INTO reconciliation_breaks (provider, day, seq, kind, operation_id,
 			payment_id, access_key_id, paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind,
 			provider_amount, provider_currency, provider_at, provider_ref)
-			SELECT provider, day, ROW_NUMBER() OVER (ORDER BY at, operation_id, provider_ref, kind), kind, operation_id,
+			SELECT provider, $3, ROW_NUMBER() OVER (ORDER BY at, operation_id, COALESCE(provider_ref, ''), kind), kind, operation_id,
 			payment_id, access_key_id, paygate_kind, paygate_amount, paygate_currency, paygate_at, provider_kind,
 			provider_amount, provider_currency, provider_at, provider_ref
-			FROM reconciliation_staged_breaks WHERE provider = $1 AND day = $2`, r.Provider, day); err != nil {
+			FROM reconciliation_staged_breaks WHERE provider = $1 AND day = $2`, c.Provider, c.Stage(), day); err != nil {
 			return err
 		}
-		if err := tx.ClearStaged(ctx, r.Provider, r.Day); err != nil {
-			return err
-		}
-		_, err := tx.q.ExecContext(ctx, `UPDATE reconciliation_runs SET status = 'done', finished_at = $3, paygate_count = $4,
-			provider_count = $5, matched = $6, pending = $7, breaks = $8, fees_minor = $9 WHERE provider = $1 AND day = $2`,
-			r.Provider, day, micros(now), r.Paygate, r.AtProvider, r.Matched, r.Pending, r.Breaks(), r.FeesMinor)
-		return err
+		return tx.clearStage(ctx, c)
 	})
 }
 

@@ -27,7 +27,8 @@ func TestStagedKeys(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			s := storetest.Open(t, db)
-			require.NoError(t, s.ClearStaged(ctx, "acq", day))
+			c := reconcile.Claim{Provider: "acq", Day: day, Started: day.Add(27 * time.Hour)}
+			require.NoError(t, s.ClearStaged(ctx, c))
 			// 3,001 keys of three movements each, then one key of 7,000:
 			// pages of 5,000 rows end inside keys, and one key fills more
 			// than a page.
@@ -49,20 +50,23 @@ func TestStagedKeys(t *testing.T) {
 				provider.Movement{Kind: provider.MoveRefund, PaymentRef: "pi_known", AmountMinor: 5, Currency: "USD", At: at},
 				provider.Movement{Kind: provider.MoveCharge, PaymentRef: "pi_unknown", AmountMinor: 5, Currency: "USD", At: at})
 			for i := 0; i < len(ms); i += 1000 {
-				require.NoError(t, s.StageProvider(ctx, "acq", day, i, ms[i:min(i+1000, len(ms))]))
+				require.NoError(t, s.StageProvider(ctx, c, i, ms[i:min(i+1000, len(ms))]))
 			}
-			require.NoError(t, s.StageProvider(ctx, "other", day, 0, ms[:10]), "another account's rows are not read")
+			require.NoError(t, s.StageProvider(ctx, reconcile.Claim{Provider: "other", Day: day, Started: c.Started}, 0, ms[:10]),
+				"another account's rows are not read")
+			require.NoError(t, s.StageProvider(ctx, reconcile.Claim{Provider: "acq", Day: day, Started: day}, 0, ms[:10]),
+				"nor another run's of the day")
 			// Paygate's charge of pi_known, staged as a run stages it.
 			_, err := s.DB().ExecContext(ctx, `INSERT INTO reconciliation_staged (provider, day, match_key, side, operation_id,
 				payment_id, access_key_id, kind, amount_minor, currency, at, ref, payment_ref, fee_minor)
-				VALUES ('acq', '2026-03-02', 'op-known', 0, 'op-known', 'pay-1', 'key-1', 'charge', 5, 'USD', 0, '', 'pi_known', 0)`)
+				VALUES ('acq', $1, 'op-known', 0, 'op-known', 'pay-1', 'key-1', 'charge', 5, 'USD', 0, '', 'pi_known', 0)`, c.Stage())
 			require.NoError(t, err)
-			require.NoError(t, s.MatchStaged(ctx, "acq", day))
+			require.NoError(t, s.MatchStaged(ctx, c))
 
 			seen := map[string]int{}
 			var known []provider.Movement
 			lone := 0
-			require.NoError(t, s.StagedKeys(ctx, "acq", day, func(ours []reconcile.Movement, theirs []provider.Movement) error {
+			require.NoError(t, s.StagedKeys(ctx, c, func(ours []reconcile.Movement, theirs []provider.Movement) error {
 				key := ""
 				switch {
 				case len(ours) > 0:
@@ -88,11 +92,59 @@ func TestStagedKeys(t *testing.T) {
 			require.Equal(t, provider.MoveCharge, known[0].Kind)
 			require.Equal(t, 2, lone, "the refund of pi_known and the charge of pi_unknown")
 
-			require.NoError(t, s.ClearStaged(ctx, "acq", day))
-			require.NoError(t, s.StagedKeys(ctx, "acq", day, func([]reconcile.Movement, []provider.Movement) error {
+			require.NoError(t, s.ClearStaged(ctx, reconcile.Claim{Provider: "acq", Day: day, Started: day.Add(30 * time.Hour)}),
+				"a later run clears every earlier run's rows of the day")
+			require.NoError(t, s.StagedKeys(ctx, c, func([]reconcile.Movement, []provider.Movement) error {
 				t.Fatal("nothing staged after ClearStaged")
 				return nil
 			}))
+		})
+	}
+}
+
+// TestReconciliationClaim: a run whose day was taken over (it ran past
+// StaleAfter) neither stores its result nor marks the new run's day
+// failed; the new run finishes with its own staged breaks, however many
+// one call stages (on both databases).
+func TestReconciliationClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+	for _, db := range storetest.Databases(t) {
+		t.Run(db.Name, func(t *testing.T) {
+			s := storetest.Open(t, db)
+			a := reconcile.Claim{Provider: "acq", Day: day, Started: day.Add(27 * time.Hour)}
+			b := reconcile.Claim{Provider: "acq", Day: day, Started: a.Started.Add(2 * time.Hour)}
+			got, err := s.BeginReconciliation(ctx, a, a.Started.Add(-reconcile.StaleAfter))
+			require.NoError(t, err)
+			require.True(t, got)
+			got, err = s.BeginReconciliation(ctx, b, a.Started.Add(-time.Minute))
+			require.NoError(t, err)
+			require.False(t, got, "a's claim is fresh")
+			got, err = s.BeginReconciliation(ctx, b, b.Started.Add(-reconcile.StaleAfter))
+			require.NoError(t, err)
+			require.True(t, got, "a's claim is stale: taken over")
+
+			many := make([]reconcile.Break, 3000) // more than one statement takes
+			for i := range many {
+				many[i] = reconcile.Break{Kind: reconcile.MissingInPaygate, Provider: &reconcile.Side{Kind: provider.MoveCharge,
+					AmountMinor: int64(i), Currency: "USD", At: day.Add(time.Duration(i) * time.Second), Ref: fmt.Sprint(i)}}
+			}
+			require.NoError(t, s.StageBreaks(ctx, b, many))
+			require.NoError(t, s.StageBreaks(ctx, a, many[:5]))
+			res := reconcile.Result{Provider: "acq", Day: day, ByKind: map[string]int{reconcile.MissingInPaygate: 5}}
+			require.ErrorIs(t, s.FinishReconciliation(ctx, a, res, a.Started), reconcile.ErrClaimLost)
+			require.NoError(t, s.AbandonReconciliation(ctx, a))
+			res.ByKind[reconcile.MissingInPaygate] = 3000
+			require.NoError(t, s.FinishReconciliation(ctx, b, res, b.Started), "b still holds the day")
+			stored, err := s.ReconciliationBreaks(ctx, "acq", day)
+			require.NoError(t, err)
+			require.Len(t, stored, 3000, "b's breaks only")
+			require.Equal(t, int64(0), stored[0].Provider.AmountMinor, "in time order")
+			require.Equal(t, int64(2999), stored[2999].Provider.AmountMinor)
+			done, err := s.ReconciliationDone(ctx, "acq", day)
+			require.NoError(t, err)
+			require.True(t, done)
 		})
 	}
 }

@@ -202,7 +202,7 @@ func (s *Service) await(ctx context.Context, st Step) error {
 		// Its second run, as the engine counts: the charge's queued job may
 		// run at the same time (operation.Engine.Run).
 		if err := s.Ops.Run(ctx, st.OperationID, 2, 40); err != nil {
-			s.Log.Info("clock advance: the charge's first run did not finish; waiting for the worker",
+			s.Log.Info("clock advance: the charge's run here did not finish; waiting for the worker",
 				"payment_id", st.PaymentID, "error", err.Error())
 		}
 	}

@@ -313,7 +313,11 @@ func (a *Adapter) Movements(ctx context.Context, from, to time.Time, fn func(pro
 		if !v.HasMore || len(v.Entries) == 0 {
 			return nil
 		}
-		after = v.Entries[len(v.Entries)-1].Seq
+		last := v.Entries[len(v.Entries)-1].Seq
+		if last <= after {
+			return provider.Errorf(provider.Unreadable, "sandbox ledger: a page that does not move on (after %d)", after)
+		}
+		after = last
 	}
 }
 

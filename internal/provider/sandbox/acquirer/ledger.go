@@ -90,7 +90,7 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request) {
 	limit, err := strconv.Atoi(cmp.Or(q.Get("limit"), "0"))
 	if err != nil || limit < 0 || limit > wire.MaxLedgerPage {
 		writeAnswer(w, errAnswer(http.StatusBadRequest, "validation_error",
-			fmt.Sprintf("limit must be from 1 to %d", wire.MaxLedgerPage)))
+			fmt.Sprintf("limit must be from 1 to %d (0 or none: every entry)", wire.MaxLedgerPage)))
 		return
 	}
 	v := wire.LedgerView{Entries: []Entry{}}
