@@ -34,6 +34,11 @@
 //
 //	go run ./bench -scenario direct-complete -db postgres -rate 200 -duration 10s -ceiling 0 -routing both
 //
+// -reconcile reconciles a generated day of -n payments (default 1,000,000)
+// and prints its time and memory (reconcile.go):
+//
+//	go run ./bench -reconcile -db postgres -n 1000000
+//
 // PostgreSQL runs create a fresh database on PAYGATE_BENCH_DATABASE_URL
 // (else PAYGATE_TEST_DATABASE_URL, else the local server) and drop it after.
 package main
@@ -50,6 +55,7 @@ import (
 func main() {
 	scenario := flag.String("scenario", "sessions", "load: "+scenarioNames)
 	checkName := flag.String("check", "", "reliability: "+checkNames())
+	reconcileMode := flag.Bool("reconcile", false, "reconcile a generated day of -n payments (0: 1,000,000), measured")
 	db := flag.String("db", "sqlite", "sqlite or postgres")
 	rate := flag.Int("rate", 200, "requests per second offered (open loop)")
 	duration := flag.Duration("duration", 10*time.Second, "how long to offer load (bounded: at most 2m); fuzz: time per target")
@@ -73,6 +79,9 @@ func main() {
 	if *cluster && *db != "postgres" {
 		fmt.Fprintln(os.Stderr, "bench: -cluster needs -db postgres (SQLite serves one process)")
 		os.Exit(2)
+	}
+	if *reconcileMode {
+		os.Exit(runReconcile(*db, *n))
 	}
 	if *checkName != "" {
 		os.Exit(runCheck(*checkName, *db, *n, *kills, *duration))
