@@ -77,7 +77,14 @@ func (q Queries) StagePaygate(ctx context.Context, c reconcile.Claim, from, to t
 	if len(kinds) == 0 {
 		return 0, nil
 	}
-	query := stagePaygate + ` AND m.kind IN (`
+	query := stagePaygate
+	if q.dialect == SQLite {
+		// Without statistics SQLite would take the resource's index and read
+		// every payment operation ever made, each hour of the window: the
+		// time range bounds the read to the day (docs/benchmarks.md).
+		query = strings.ReplaceAll(query, "FROM operations o JOIN", "FROM operations o INDEXED BY operations_updated JOIN")
+	}
+	query += ` AND m.kind IN (`
 	args := []any{c.Provider, micros(from), micros(to), c.Stage()}
 	for i, k := range kinds {
 		if i > 0 {
