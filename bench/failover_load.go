@@ -19,6 +19,8 @@ type failoverPayment struct {
 	id        string // empty: not accepted
 	answer    string // the create answer's error, when not accepted
 	captured  bool
+	sent      time.Time // when it was offered
+	finalAt   time.Time // when settle first saw it final
 	final     openapi.Payment
 	attempts  []openapi.PaymentAttempt
 }
@@ -31,6 +33,9 @@ type failoverLoad struct {
 	paid  map[int64]*failoverPayment
 	next  int64 // the next payment's index
 	first error
+	// declines, when set, is the card of every tenth payment from now on:
+	// one acquirer A declines with a decline it marks reroutable.
+	declines string
 }
 
 const failoverBaseAmount = int64(10_000)
@@ -39,8 +44,14 @@ func (l *failoverLoad) err() error { l.mu.Lock(); defer l.mu.Unlock(); return l.
 
 // pay creates payment i: every third authorizes only, unless chargeOnly.
 func (l *failoverLoad) pay(ctx context.Context, i int64, chargeOnly bool) *failoverPayment {
-	p := &failoverPayment{amount: failoverBaseAmount + i, authorize: i%3 == 0 && !chargeOnly}
-	body := string(directCard(fmt.Sprintf("failover-%d", i), p.amount, "5555555555554444", "123"))
+	p := &failoverPayment{amount: failoverBaseAmount + i, authorize: i%3 == 0 && !chargeOnly, sent: time.Now()}
+	number := "5555555555554444"
+	l.mu.Lock()
+	if l.declines != "" && i%10 == 5 {
+		number = l.declines
+	}
+	l.mu.Unlock()
+	body := string(directCard(fmt.Sprintf("failover-%d", i), p.amount, number, "123"))
 	if p.authorize {
 		body = strings.Replace(body, `"currency":"USD",`, `"currency":"USD","operation_mode":"authorize",`, 1)
 	}
@@ -127,8 +138,8 @@ func (l *failoverLoad) untilFirstOn(ctx context.Context, alias string, d time.Du
 
 // captureHeld captures every accepted authorize-only payment that is
 // authorized now and not yet captured; with alias, only those held on
-// that channel. It returns how many it captured.
-func (l *failoverLoad) captureHeld(ctx context.Context, alias string) (int, error) {
+// that channel. It returns those it captured.
+func (l *failoverLoad) captureHeld(ctx context.Context, alias string) ([]*failoverPayment, error) {
 	l.mu.Lock()
 	var cands []*failoverPayment
 	for _, p := range l.paid {
@@ -137,11 +148,11 @@ func (l *failoverLoad) captureHeld(ctx context.Context, alias string) (int, erro
 		}
 	}
 	l.mu.Unlock()
-	k := 0
+	var done []*failoverPayment
 	for _, p := range cands {
 		var got openapi.Payment
 		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &got); err != nil {
-			return k, err
+			return done, err
 		}
 		if got.Status != "authorized" {
 			continue
@@ -149,21 +160,21 @@ func (l *failoverLoad) captureHeld(ctx context.Context, alias string) (int, erro
 		if alias != "" {
 			var list openapi.PaymentAttemptList
 			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
-				return k, err
+				return done, err
 			}
 			if len(list.Items) == 0 || list.Items[len(list.Items)-1].Channel != alias {
 				continue
 			}
 		}
 		if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/"+p.id+"/capture", nil, &got); err != nil {
-			return k, fmt.Errorf("capture %s: %w", p.id, err)
+			return done, fmt.Errorf("capture %s: %w", p.id, err)
 		}
 		l.mu.Lock()
 		p.captured = true
 		l.mu.Unlock()
-		k++
+		done = append(done, p)
 	}
-	return k, nil
+	return done, nil
 }
 
 // settle waits until the accepted payments from index from on are all
@@ -196,6 +207,9 @@ func (l *failoverLoad) settle(ctx context.Context, from int64, d time.Duration, 
 			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &p.final); err != nil {
 				return 0, err
 			}
+			if p.final.Final {
+				p.finalAt = time.Now()
+			}
 			if !p.final.Final && (p.final.Status != "authorized" || p.captured) {
 				left++
 			}
@@ -217,6 +231,7 @@ type failoverPhase struct {
 	rerouted          map[string]int // by reason
 	lastOn            map[string]int // by the channel of the last attempt
 	skipped           int            // one attempt, not on A: A's circuit was open
+	slowest           time.Duration  // the longest a charge took to be final, seen by polls
 	err               error
 }
 
@@ -237,7 +252,14 @@ func (l *failoverLoad) summarize(ctx context.Context, from, to int64) failoverPh
 			continue
 		}
 		s.accepted++
-		s.statuses[p.final.Status]++
+		status := p.final.Status
+		if p.final.Decline != nil {
+			status += " (" + p.final.Decline.Code + ")"
+		}
+		s.statuses[status]++
+		if !p.finalAt.IsZero() && !p.authorize {
+			s.slowest = max(s.slowest, p.finalAt.Sub(p.sent))
+		}
 		var list openapi.PaymentAttemptList
 		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
 			s.err = err
