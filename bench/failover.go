@@ -95,7 +95,8 @@ func (r *acqRecord) add(kind string, amount int64, at time.Time) {
 // only); A goes down a third of the way in, payments go on through B, and
 // A comes back on its address with its records two thirds of the way in;
 // the payments held on A at the kill are captured while it is down, the
-// rest after. Phase 2: A with its fault mix and another load, every hold
+// rest once the others are final; a payment goes every poll meanwhile, as
+// a shop's traffic would. Phase 2: A with its fault mix and another load, every hold
 // captured; with declines, every tenth payment has that card, which A
 // declines with a decline it marks reroutable. Then both acquirers'
 // records must show: no payment moving money twice across both, every
@@ -199,7 +200,11 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 		return res, err
 	}
 	loadTook := time.Since(loadBegan)
-	if _, err := l.settle(ctx, first, failoverSettle, false); err != nil {
+	// A shop's traffic goes on while the payments settle: a payment that
+	// arrives once the circuit's cooldown is over probes A, as it would in
+	// production (without it the probe waits for the next retry of a
+	// follow-up, up to 30 s).
+	if _, err := l.settle(ctx, first, failoverSettle, true); err != nil {
 		return res, err
 	}
 	later, err := l.captureHeld(ctx, "")
