@@ -76,6 +76,7 @@ var checks = map[string]check{
 	"crash-chaos":        crashChaos,
 	"subscription-chaos": subscriptionChaos,
 	"failover":           failover,
+	"failover-stripe":    failoverStripe,
 	"fault-soak":         faultSoak,
 	"webhook-outage":     webhookOutage,
 	"pci-bola":           pciBOLA,

@@ -3,19 +3,17 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/paygate/paygate/internal/openapi"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 )
@@ -36,20 +34,79 @@ var failoverFaults = []string{"--fault-seed", "7", "--fault-timeout-rate", "0.1"
 // failover proves routing and failover under faults
 // (docs/design/decisions.md section 17) with two standalone sandbox
 // acquirers, A and B, each a `paygate sandbox-acquirer` process with a
-// state file, and one `paygate serve` whose key has a channel on A at
-// position 1 and the built-in sandbox channel, which serve's
-// --sandbox-url points at B, at position 2. Phase 1: a bounded load of
-// direct card payments (a third authorize only); A is killed with SIGKILL
-// a third of the way in, payments go on through B, and A is restarted on
-// its port and state file two thirds of the way in; the payments held on
-// A at the kill are captured while it is down, the rest after. Phase 2:
-// A restarted with a fault mix (timeouts, unreadable answers, 503s) and
-// another load, every hold captured. Then both acquirers' ledgers, read
-// over HTTP, must show: no payment moving money twice across both, every
-// accepted payment final with the ledger's outcome, and every capture on
-// the acquirer that holds its payment.
+// state file: A is killed with SIGKILL and restarted on its port and
+// state file (see runFailover).
 func failover(ctx context.Context, c checkConfig) (checkResult, error) {
-	res := checkResult{name: "failover", pass: true}
+	newA := func(bin, key, keyFile string) failoverAcquirer {
+		return &acqProcess{name: "A", bin: bin, key: key, keyFile: keyFile, state: filepath.Join(c.dir, "acquirer-a.json")}
+	}
+	return runFailover(ctx, c, "failover", newA, "")
+}
+
+// failoverAcquirer is acquirer A of a failover check: it goes down and
+// comes back on its address with its records, and takes a fault mix.
+type failoverAcquirer interface {
+	// up starts it, on the address it had if it had one; faulty: with
+	// the fault mix of phase 2.
+	up(ctx context.Context, faulty bool) error
+	// down takes it away: its address refuses connections, its records
+	// stay.
+	down()
+	// account is the flags of `providers add` for an account on it; it
+	// may write files under dir.
+	account(dir string) ([]string, error)
+	// describe says what it is, faults its fault mix.
+	describe() string
+	faults() string
+	// record reads what it did from its own records.
+	record(ctx context.Context) (acqRecord, error)
+}
+
+// book counts an acquirer's money movements by kind (acquirer.EntryCharge
+// and its siblings) and amount.
+type book map[string]map[int64]int
+
+// acqRecord is what an acquirer did, from its own records.
+type acqRecord struct {
+	entries  int
+	moves    book
+	captured map[int64]time.Time // when each amount's first capture landed, where known
+}
+
+func (r *acqRecord) add(kind string, amount int64, at time.Time) {
+	if r.moves == nil {
+		r.moves, r.captured = book{}, map[int64]time.Time{}
+	}
+	r.entries++
+	if r.moves[kind] == nil {
+		r.moves[kind] = map[int64]int{}
+	}
+	r.moves[kind][amount]++
+	if t, ok := r.captured[amount]; kind == acquirer.EntryCapture && !at.IsZero() && (!ok || at.Before(t)) {
+		r.captured[amount] = at
+	}
+}
+
+// runFailover is the failover check with acquirer A from newA (given the
+// paygate binary and the sandbox key B takes) and B a standalone sandbox
+// acquirer, which serve's --sandbox-url points at: the key has a channel
+// on A at position 1 and the built-in sandbox channel at position 2.
+// Phase 1: a bounded load of direct card payments (a third authorize
+// only); A goes down a third of the way in, payments go on through B, and
+// A comes back on its address with its records two thirds of the way in;
+// the payments held on A at the kill are captured while it is down, the
+// rest once the others are final; a payment goes every poll meanwhile, as
+// a shop's traffic would. Phase 2: A with its fault mix and another load, every hold
+// captured; with declines, every tenth payment has that card, which A
+// declines with a decline it marks reroutable. Then both acquirers'
+// records must show: no payment moving money twice across both, every
+// accepted payment final with the records' outcome, and every capture on
+// the acquirer that holds its payment. It also measures how long after A
+// is back the captures sent while it was down land.
+func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin, key, keyFile string) failoverAcquirer,
+	declines string) (checkResult, error) {
+	res := checkResult{name: name, pass: true}
+	began := time.Now()
 	n := cmp.Or(c.n, 1200)
 	bin, err := paygateBinary(ctx)
 	if err != nil {
@@ -60,28 +117,34 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 	if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
 		return res, err
 	}
-	a := &acqProcess{name: "A", bin: bin, key: key, state: filepath.Join(c.dir, "acquirer-a.json")}
-	b := &acqProcess{name: "B", bin: bin, key: key, state: filepath.Join(c.dir, "acquirer-b.json")}
-	for _, q := range []*acqProcess{a, b} {
-		if err := q.start(ctx, nil); err != nil {
-			return res, err
-		}
-		defer q.kill()
+	a := newA(bin, key, keyFile)
+	b := &acqProcess{name: "B", bin: bin, key: key, keyFile: keyFile, state: filepath.Join(c.dir, "acquirer-b.json")}
+	if err := a.up(ctx, false); err != nil {
+		return res, err
 	}
+	defer a.down()
+	if err := b.start(ctx, nil); err != nil {
+		return res, err
+	}
+	defer b.kill()
 	serveArgs := []string{"--sandbox-url", b.url(), "--sandbox-key", key, "--provider-timeout", failoverTimeout, "--job-timeout", "10s"}
 	cooldown := "30s (the default)"
 	if c.cooldown > 0 {
 		serveArgs = append(serveArgs, "--circuit-cooldown", c.cooldown.String())
 		cooldown = c.cooldown.String()
 	}
-	pg, err := startChecked(ctx, c, "failover", paygateSpec{args: serveArgs})
+	pg, err := startChecked(ctx, c, name, paygateSpec{args: serveArgs})
 	if err != nil {
 		return res, err
 	}
 	defer pg.close()
 	pg.client.Retries = 5
+	account, err := a.account(c.dir)
+	if err != nil {
+		return res, err
+	}
 	for _, args := range [][]string{
-		{"providers", "add", "--name", "acq-a", "--kind", "sandbox", "--url", a.url(), "--api-key-file", keyFile},
+		append([]string{"providers", "add", "--name", "acq-a"}, account...),
 		{"channels", "create", "--alias", failoverAlias, "--provider", "acq-a", "--methods", "card", "--currencies", "USD"},
 		{"channels", "assign", "--key", pg.access, "--channel", failoverAlias, "--position", "1"},
 		{"channels", "assign", "--key", pg.access, "--channel", "sandbox", "--position", "2"},
@@ -90,9 +153,9 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 			return res, err
 		}
 	}
-	fmt.Fprintf(c.log, "failover: %d payments on %s; A %s, B %s\n", n, c.db, a.url(), b.url())
+	fmt.Fprintf(c.log, "%s: %d payments on %s; A: %s, B %s\n", name, n, c.db, a.describe(), b.url())
 	l := &failoverLoad{pg: pg, paid: map[int64]*failoverPayment{}}
-	began := time.Now()
+	loadBegan := time.Now()
 
 	// serve reads provider accounts every 2 s: the first payment tried on
 	// A says it routes there.
@@ -100,48 +163,51 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.add("processes", "serve (%s, 1 process; --sandbox-url B, --provider-timeout %s), sandbox acquirers A and B (each its own process and state file)",
-		c.db, failoverTimeout)
+	res.add("processes", "serve (%s, 1 process; --sandbox-url B, --provider-timeout %s); A: %s; B: a sandbox acquirer (its own process and state file)",
+		c.db, failoverTimeout, a.describe())
 	res.add("routing", "key: %s at position 1 (account acq-a → A), sandbox at position 2 (→ B); serve routed to A %s after `providers add`",
 		failoverAlias, reachedIn.Round(time.Millisecond))
 
-	// Phase 1: A killed a third of the way in, back two thirds in.
+	// Phase 1: A down a third of the way in, back two thirds in.
 	var (
 		killedAt, backAt time.Time
-		downCaptures     int
-		phaseErr         error
+		heldDown         []*failoverPayment // captured while A was down
 	)
 	first := int64(0) // the probes count too
 	l.run(ctx, n, func(sent int) error {
 		switch sent {
 		case n / 3:
-			a.kill()
+			a.down()
 			killedAt = time.Now()
-			fmt.Fprintf(c.log, "failover: A killed after %d payments\n", sent)
+			fmt.Fprintf(c.log, "%s: A down after %d payments\n", name, sent)
 		case n/3 + n/12:
 			// Some payments met A down; now the holds on A so far are
 			// captured while it is down: their captures must wait for it,
 			// then land there.
-			k, err := l.captureHeld(ctx, failoverAlias)
-			downCaptures = k
+			var err error
+			heldDown, err = l.captureHeld(ctx, failoverAlias)
 			return err
 		case 2 * n / 3:
-			if err := a.start(ctx, nil); err != nil {
+			if err := a.up(ctx, false); err != nil {
 				return err
 			}
 			backAt = time.Now()
-			fmt.Fprintf(c.log, "failover: A back after %d payments, %s down\n", sent, backAt.Sub(killedAt).Round(time.Millisecond))
+			fmt.Fprintf(c.log, "%s: A back after %d payments, %s down\n", name, sent, backAt.Sub(killedAt).Round(time.Millisecond))
 		}
 		return nil
 	})
-	if phaseErr = l.err(); phaseErr != nil {
-		return res, phaseErr
-	}
-	loadTook := time.Since(began)
-	if _, err := l.settle(ctx, first, failoverSettle, false); err != nil {
+	if err := l.err(); err != nil {
 		return res, err
 	}
-	laterCaptures, err := l.captureHeld(ctx, "")
+	loadTook := time.Since(loadBegan)
+	// A shop's traffic goes on while the payments settle: a payment that
+	// arrives once the circuit's cooldown is over probes A, as it would in
+	// production (without it the probe waits for the next retry of a
+	// follow-up, up to 30 s).
+	if _, err := l.settle(ctx, first, failoverSettle, true); err != nil {
+		return res, err
+	}
+	later, err := l.captureHeld(ctx, "")
 	if err != nil {
 		return res, err
 	}
@@ -152,19 +218,22 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 	phase1Settled := time.Since(backAt)
 	p1 := l.summarize(ctx, first, l.next)
 	second := l.next
-	res.add("phase 1: kill", "%d payments offered at %d/s in %s; A SIGKILLed after %d, restarted (same port, state file) after %d, down %s",
+	res.add("phase 1: down", "%d payments offered at %d/s in %s; A down after %d, back (same address, same records) after %d, down %s",
 		n, failoverRate, loadTook.Round(time.Millisecond), n/3, 2*n/3, backAt.Sub(killedAt).Round(time.Millisecond))
-	res.add("phase 1: captures", "%d held on A captured while A was down, %d holds captured after; all final %s after A's restart",
-		downCaptures, laterCaptures, phase1Settled.Round(time.Millisecond))
+	res.add("phase 1: captures", "%d held on A captured while A was down, %d holds captured after; all final %s after A was back",
+		len(heldDown), len(later), phase1Settled.Round(time.Millisecond))
 	if left > 0 {
 		res.fail("phase 1: %d payments not final %s after A came back", left, failoverSettle)
 	}
 
 	// Phase 2: A with a fault mix.
-	a.kill()
-	if err := a.start(ctx, failoverFaults); err != nil {
+	a.down()
+	if err := a.up(ctx, true); err != nil {
 		return res, err
 	}
+	l.mu.Lock()
+	l.declines = declines
+	l.mu.Unlock()
 	n2 := max(n/2, 1)
 	p2began := time.Now()
 	l.run(ctx, n2, nil)
@@ -183,19 +252,63 @@ func failover(ctx context.Context, c checkConfig) (checkResult, error) {
 		return res, err
 	}
 	p2 := l.summarize(ctx, second, l.next)
+	mix := a.faults()
+	if declines != "" {
+		mix += fmt.Sprintf("; every tenth payment with card %s (A declines it, reroutable)", declines)
+	}
 	res.add("phase 2: faults", "%d payments at %d/s with A at %s; %d holds captured; all final in %s",
-		n2, failoverRate, strings.Join(failoverFaults, " "), captures2, time.Since(p2began).Round(time.Millisecond))
+		n2, failoverRate, mix, len(captures2), time.Since(p2began).Round(time.Millisecond))
 	if left2 > 0 {
 		res.fail("phase 2: %d payments not final %s after the load", left2, failoverSettle)
 	}
-	res.add("circuit of acq-a", "%s (cooldown %s)", circuitChanges(pg.out.String(), "acq-a", killedAt), cooldown)
-	return l.verify(ctx, res, a, b, p1, p2)
+	if declines != "" && p2.rerouted["soft_decline"] == 0 {
+		res.fail("phase 2: no payment was moved after A's reroutable decline")
+	}
+	logs := pg.out.String()
+	res.add("circuit of acq-a", "%s (cooldown %s)", circuitChanges(logs, "acq-a", killedAt), cooldown)
+
+	ra, err := a.record(ctx)
+	if err != nil {
+		return res, fmt.Errorf("records of A: %w", err)
+	}
+	rb, err := b.record(ctx)
+	if err != nil {
+		return res, fmt.Errorf("records of B: %w", err)
+	}
+	if res, err = l.verify(res, ra, rb, p1, p2); err != nil {
+		return res, err
+	}
+	res.add("capture landing", "%s", landing(heldDown, ra, backAt, circuitClosedAfter(logs, "acq-a", backAt)))
+	res.add("whole run", "%s (after the build)", time.Since(began).Round(100*time.Millisecond))
+	return res, nil
+}
+
+// landing says when the captures sent while A was down landed on A,
+// measured from A's return: median and max, and when A's circuit closed.
+func landing(held []*failoverPayment, ra acqRecord, backAt, closedAt time.Time) string {
+	var ds []time.Duration
+	for _, p := range held {
+		if t, ok := ra.captured[p.amount]; ok {
+			ds = append(ds, t.Sub(backAt))
+		}
+	}
+	if len(ds) == 0 {
+		return "no capture sent while A was down landed on A"
+	}
+	slices.Sort(ds)
+	closed := "its circuit's close not logged"
+	if !closedAt.IsZero() {
+		closed = fmt.Sprintf("its circuit closed %.2fs after", closedAt.Sub(backAt).Seconds())
+	}
+	return fmt.Sprintf("%d of the %d captures sent while A was down landed on A, after A was back: median %.2fs, max %.2fs (%s)",
+		len(ds), len(held), ds[len(ds)/2].Seconds(), ds[len(ds)-1].Seconds(), closed)
 }
 
 // acqProcess is a standalone sandbox acquirer (`paygate sandbox-acquirer`),
 // restartable on the port it first got with its state file.
 type acqProcess struct {
 	name, bin, key, state string
+	keyFile               string // holds key, for `providers add`
 	addr                  string
 	cmd                   *exec.Cmd
 	exited                chan struct{}
@@ -248,9 +361,35 @@ func (q *acqProcess) kill() {
 
 func (q *acqProcess) url() string { return "http://" + q.addr }
 
-// ledger reads the acquirer's ledger over HTTP, as any client would.
-func (q *acqProcess) ledger(ctx context.Context) ([]acquirer.Entry, error) {
-	return sandbox.NewAdapter(q.url(), q.key, nil).Ledger(ctx)
+var _ failoverAcquirer = (*acqProcess)(nil)
+
+func (q *acqProcess) up(ctx context.Context, faulty bool) error {
+	if faulty {
+		return q.start(ctx, failoverFaults)
+	}
+	return q.start(ctx, nil)
+}
+
+func (q *acqProcess) down() { q.kill() }
+
+func (q *acqProcess) account(string) ([]string, error) {
+	return []string{"--kind", "sandbox", "--url", q.url(), "--api-key-file", q.keyFile}, nil
+}
+
+func (q *acqProcess) describe() string {
+	return "a sandbox acquirer (its own process and state file), killed with SIGKILL"
+}
+
+func (q *acqProcess) faults() string { return strings.Join(failoverFaults, " ") }
+
+// record reads the acquirer's ledger over HTTP, as any client would.
+func (q *acqProcess) record(ctx context.Context) (acqRecord, error) {
+	var r acqRecord
+	es, err := sandbox.NewAdapter(q.url(), q.key, nil).Ledger(ctx)
+	for _, e := range es {
+		r.add(e.Kind, e.AmountMinor, e.At)
+	}
+	return r, err
 }
 
 // runCLI runs a paygate command on the database of spec.
@@ -265,289 +404,18 @@ func runCLI(ctx context.Context, spec paygateSpec, args ...string) error {
 	return nil
 }
 
-// failoverPayment is one payment the load offered: its amount (each its
-// own, so the ledgers tell them apart) and what became of it.
-type failoverPayment struct {
-	amount    int64
-	authorize bool
-	id        string // empty: not accepted
-	answer    string // the create answer's error, when not accepted
-	captured  bool
-	final     openapi.Payment
-	attempts  []openapi.PaymentAttempt
-}
-
-// failoverLoad offers payments and keeps them by amount.
-type failoverLoad struct {
-	pg *checkedPaygate
-
-	mu    sync.Mutex
-	paid  map[int64]*failoverPayment
-	next  int64 // the next payment's index
-	first error
-}
-
-const failoverBaseAmount = int64(10_000)
-
-func (l *failoverLoad) err() error { l.mu.Lock(); defer l.mu.Unlock(); return l.first }
-
-// pay creates payment i: every third authorizes only, unless chargeOnly.
-func (l *failoverLoad) pay(ctx context.Context, i int64, chargeOnly bool) *failoverPayment {
-	p := &failoverPayment{amount: failoverBaseAmount + i, authorize: i%3 == 0 && !chargeOnly}
-	body := string(directCard(fmt.Sprintf("failover-%d", i), p.amount, "5555555555554444", "123"))
-	if p.authorize {
-		body = strings.Replace(body, `"currency":"USD",`, `"currency":"USD","operation_mode":"authorize",`, 1)
-	}
-	var got openapi.Payment
-	if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &got); err != nil {
-		p.answer = err.Error()
-	} else {
-		p.id = got.PaymentID
-	}
-	l.mu.Lock()
-	l.paid[p.amount] = p
-	l.mu.Unlock()
-	return p
-}
-
-// run offers n payments at failoverRate, at most 16 at once; at(sent) runs
-// in the pacing loop after each payment is sent off (nil: nothing).
-func (l *failoverLoad) run(ctx context.Context, n int, at func(sent int) error) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	tick := time.NewTicker(time.Second / failoverRate)
-	defer tick.Stop()
-	for sent := 1; sent <= n; sent++ {
-		select {
-		case <-ctx.Done():
-			l.fail(ctx.Err())
-			wg.Wait()
-			return
-		case <-tick.C:
-		}
-		sem <- struct{}{}
-		l.mu.Lock()
-		i := l.next
-		l.next++
-		l.mu.Unlock()
-		wg.Go(func() {
-			defer func() { <-sem }()
-			l.pay(ctx, i, false)
-		})
-		if at != nil {
-			if err := at(sent); err != nil {
-				l.fail(err)
-				break
-			}
-		}
-	}
-	wg.Wait()
-}
-
-func (l *failoverLoad) fail(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.first == nil {
-		l.first = err
-	}
-}
-
-// untilFirstOn sends payments one at a time until one is tried first on
-// the channel alias (its account read by serve), at most for d.
-func (l *failoverLoad) untilFirstOn(ctx context.Context, alias string, d time.Duration) (time.Duration, error) {
-	start := time.Now()
-	for time.Since(start) < d {
-		l.mu.Lock()
-		i := l.next
-		l.next++
-		l.mu.Unlock()
-		p := l.pay(ctx, i, false)
-		if p.id == "" {
-			return 0, fmt.Errorf("probe payment: %s", p.answer)
-		}
-		var list openapi.PaymentAttemptList
-		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
-			return 0, err
-		}
-		if len(list.Items) > 0 && list.Items[0].Channel == alias {
-			return time.Since(start), nil
-		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil { // a poll's interval
-			return 0, err
-		}
-	}
-	return 0, fmt.Errorf("no payment routed to %s within %s", alias, d)
-}
-
-// captureHeld captures every accepted authorize-only payment that is
-// authorized now and not yet captured; with alias, only those held on
-// that channel. It returns how many it captured.
-func (l *failoverLoad) captureHeld(ctx context.Context, alias string) (int, error) {
-	l.mu.Lock()
-	var cands []*failoverPayment
-	for _, p := range l.paid {
-		if p.authorize && p.id != "" && !p.captured {
-			cands = append(cands, p)
-		}
-	}
-	l.mu.Unlock()
-	k := 0
-	for _, p := range cands {
-		var got openapi.Payment
-		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &got); err != nil {
-			return k, err
-		}
-		if got.Status != "authorized" {
-			continue
-		}
-		if alias != "" {
-			var list openapi.PaymentAttemptList
-			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
-				return k, err
-			}
-			if len(list.Items) == 0 || list.Items[len(list.Items)-1].Channel != alias {
-				continue
-			}
-		}
-		if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/"+p.id+"/capture", nil, &got); err != nil {
-			return k, fmt.Errorf("capture %s: %w", p.id, err)
-		}
-		l.mu.Lock()
-		p.captured = true
-		l.mu.Unlock()
-		k++
-	}
-	return k, nil
-}
-
-// settle waits until the accepted payments from index from on are all
-// final or authorized (a hold waits for its capture), at most for d; it
-// returns how many are not. With trickle, a shop's traffic goes on
-// meanwhile: a payment each poll (they count in the phase), so that a
-// circuit past its cooldown is probed by a payment, as it would be in
-// production, not only by the retries of captures.
-func (l *failoverLoad) settle(ctx context.Context, from int64, d time.Duration, trickle bool) (int, error) {
-	deadline := time.Now().Add(d)
-	for {
-		if trickle {
-			l.mu.Lock()
-			i := l.next
-			l.next++
-			l.mu.Unlock()
-			l.pay(ctx, i, true) // nobody would capture it
-		}
-		l.mu.Lock()
-		to := l.next
-		l.mu.Unlock()
-		left := 0
-		for i := from; i < to; i++ {
-			l.mu.Lock()
-			p := l.paid[failoverBaseAmount+i]
-			l.mu.Unlock()
-			if p == nil || p.id == "" || p.final.Final || p.final.Status == "authorized" && !p.captured {
-				continue
-			}
-			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &p.final); err != nil {
-				return 0, err
-			}
-			if !p.final.Final && (p.final.Status != "authorized" || p.captured) {
-				left++
-			}
-		}
-		if left == 0 || time.Now().After(deadline) {
-			return left, nil
-		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil { // a poll's interval
-			return left, err
-		}
-	}
-}
-
-// failoverPhase is what one phase's payments came to, from Paygate's side.
-type failoverPhase struct {
-	offered, accepted int
-	notAccepted       map[string]int
-	statuses          map[string]int
-	rerouted          map[string]int // by reason
-	lastOn            map[string]int // by the channel of the last attempt
-	skipped           int            // one attempt, not on A: A's circuit was open
-	err               error
-}
-
-// summarize reads the attempts of the payments of indexes [from, to).
-func (l *failoverLoad) summarize(ctx context.Context, from, to int64) failoverPhase {
-	s := failoverPhase{notAccepted: map[string]int{}, statuses: map[string]int{}, rerouted: map[string]int{},
-		lastOn: map[string]int{}}
-	for i := from; i < to; i++ {
-		l.mu.Lock()
-		p := l.paid[failoverBaseAmount+i]
-		l.mu.Unlock()
-		if p == nil {
-			continue
-		}
-		s.offered++
-		if p.id == "" {
-			s.notAccepted[p.answer]++
-			continue
-		}
-		s.accepted++
-		s.statuses[p.final.Status]++
-		var list openapi.PaymentAttemptList
-		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
-			s.err = err
-			return s
-		}
-		p.attempts = list.Items
-		for _, at := range list.Items {
-			if at.Reason != "" {
-				s.rerouted[at.Reason]++
-			}
-		}
-		if len(list.Items) > 0 {
-			s.lastOn[list.Items[len(list.Items)-1].Channel]++
-		}
-		if len(list.Items) == 1 && list.Items[0].Channel != failoverAlias {
-			s.skipped++
-		}
-	}
-	return s
-}
-
-// verify reads both ledgers and matches them to the payments by amount.
-func (l *failoverLoad) verify(ctx context.Context, res checkResult, a, b *acqProcess, phases ...failoverPhase) (checkResult, error) {
+// verify matches both acquirers' records to the payments by amount.
+func (l *failoverLoad) verify(res checkResult, ra, rb acqRecord, phases ...failoverPhase) (checkResult, error) {
 	for i, s := range phases {
 		if s.err != nil {
 			return res, s.err
 		}
-		res.add(fmt.Sprintf("phase %d: payments", i+1), "%d offered, %d accepted (%s); final: %s",
-			s.offered, s.accepted, noneIfEmpty(tallyText(s.notAccepted)), tallyText(s.statuses))
+		res.add(fmt.Sprintf("phase %d: payments", i+1), "%d offered, %d accepted (%s); final: %s; the slowest charge final %s after it was sent",
+			s.offered, s.accepted, noneIfEmpty(tallyText(s.notAccepted)), tallyText(s.statuses), s.slowest.Round(100*time.Millisecond))
 		res.add(fmt.Sprintf("phase %d: reroutes", i+1), "%s; %d sent straight to B (A's circuit open); last attempt on %s",
 			noneIfEmpty(tallyText(s.rerouted)), s.skipped, tallyText(s.lastOn))
 	}
-	// entries[ledger][kind][amount]
-	type book map[string]map[int64]int
-	read := func(q *acqProcess) (book, int, error) {
-		es, err := q.ledger(ctx)
-		if err != nil {
-			return nil, 0, fmt.Errorf("ledger of %s: %w", q.name, err)
-		}
-		m := book{}
-		for _, e := range es {
-			if m[e.Kind] == nil {
-				m[e.Kind] = map[int64]int{}
-			}
-			m[e.Kind][e.AmountMinor]++
-		}
-		return m, len(es), nil
-	}
-	la, na, err := read(a)
-	if err != nil {
-		return res, err
-	}
-	lb, nb, err := read(b)
-	if err != nil {
-		return res, err
-	}
+	la, lb := ra.moves, rb.moves
 	moves := func(m book, amount int64) int { return m[acquirer.EntryCharge][amount] + m[acquirer.EntryHold][amount] }
 	var (
 		twice, lost, mismatch, misplaced, bothLedgers, capturedOnA, capturedOnB int
@@ -611,11 +479,11 @@ func (l *failoverLoad) verify(ctx context.Context, res checkResult, a, b *acqPro
 			}
 		}
 	}
-	res.add("ledgers", "A %d entries, B %d entries; payments with entries on both: %d", na, nb, bothLedgers)
+	res.add("records", "A %d entries, B %d entries; payments with entries on both: %d", ra.entries, rb.entries, bothLedgers)
 	res.add("captures", "%d held on A captured on A, %d held on B captured on B, misplaced %d", capturedOnA, capturedOnB, misplaced)
-	res.add("charged twice", "%d (across both ledgers)", twice)
+	res.add("charged twice", "%d (across both acquirers)", twice)
 	res.add("lost", "%d (accepted, not final)", lost)
-	res.add("mismatches", "%d (status and ledgers disagreeing)", mismatch)
+	res.add("mismatches", "%d (status and records disagreeing)", mismatch)
 	if twice+lost+mismatch+misplaced > 0 {
 		res.fail("charged twice %d, lost %d, mismatches %d, misplaced captures %d: %s", twice, lost, mismatch, misplaced,
 			strings.Join(examples, "; "))
@@ -646,6 +514,18 @@ func circuitChanges(logs, provider string, from time.Time) string {
 		return "never changed"
 	}
 	return strings.Join(out, ", ") + " from the kill"
+}
+
+// circuitClosedAfter is when serve logged the account's circuit closed,
+// the first time at or after from; zero if never.
+func circuitClosedAfter(logs, provider string, from time.Time) time.Time {
+	for _, m := range circuitRe.FindAllStringSubmatch(logs, -1) {
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err == nil && m[2] == provider && m[3] == "closed" && !at.Before(from) {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 func noneIfEmpty(s string) string { return cmp.Or(s, "none") }

@@ -28,6 +28,7 @@
 //	go run ./bench -check crash-chaos -db postgres
 //	go run ./bench -check subscription-chaos -db postgres
 //	go run ./bench -check failover -db postgres
+//	go run ./bench -check failover-stripe -db postgres
 //
 // -routing on sets routing rules on the key before a load; -routing both
 // runs the load without them, then with them, and prints the ratios:
