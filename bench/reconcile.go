@@ -25,7 +25,7 @@ import (
 	"github.com/paygate/paygate/internal/store"
 )
 
-// The mode -reconcile measures issue 27's "Scale": a day of n payments
+// The mode -reconcile measures reconciliation at scale (docs/reconciliation.md, "Scale: bounded memory"): a day of n payments
 // (1,000,000 unless -n) reconciles in bounded memory and in minutes.
 //
 //	go run ./bench -reconcile -db sqlite -n 1000000
