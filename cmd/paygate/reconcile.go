@@ -116,6 +116,9 @@ func writeReport(w io.Writer, r reconcile.Result, breaks func(func(reconcile.Bre
 		return err
 	}
 	// The head ends with "breaks":null}: the array goes in its place.
+	if !bytes.HasSuffix(head, []byte(`"breaks":null}`)) {
+		return fmt.Errorf("reconcile: the report's breaks must be its last field")
+	}
 	head = bytes.TrimSuffix(head, []byte(`null}`))
 	bw := bufio.NewWriter(w)
 	bw.Write(head)
