@@ -116,15 +116,17 @@ func TestFailover(t *testing.T) {
 			require.Len(t, as, 1, "the open circuit skips the channel: %+v", as)
 			require.Equal(t, "sandbox", as[0].Channel)
 
-			// The metrics show it, per provider account.
+			// The metrics show it, per channel and its account.
 			res, err := http.Get(srv.url + "/metrics")
 			require.NoError(t, err)
 			metrics, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			require.Contains(t, string(metrics), `paygate_payment_reroutes_total{provider="down",reason="provider_unreachable"} 5`)
+			require.Contains(t, string(metrics), `paygate_payment_reroutes_total{channel="down-card",provider="down",reason="provider_unreachable"} 5`)
 			require.Contains(t, string(metrics), `paygate_provider_circuit_open{provider="down"} 1`)
-			require.Regexp(t, `paygate_payment_attempts_total\{outcome="succeeded",provider="sandbox"\} \d+`, string(metrics))
-			require.Contains(t, string(metrics), `paygate_payment_attempts_total{outcome="failed",provider="down"} 5`)
+			require.Contains(t, string(metrics), `paygate_channel_circuit_open{channel="down-card",provider="down"} 1`)
+			require.Contains(t, string(metrics), `paygate_channel_circuit_open{channel="second-card",provider="second"} 0`)
+			require.Regexp(t, `paygate_payment_attempts_total\{channel="sandbox",outcome="succeeded",provider="sandbox"\} \d+`, string(metrics))
+			require.Contains(t, string(metrics), `paygate_payment_attempts_total{channel="down-card",outcome="failed",provider="down"} 5`)
 
 			// A decline another acquirer may not share (the sandbox's
 			// processing_error) is tried once more; a card's decline is final.
@@ -132,12 +134,24 @@ func TestFailover(t *testing.T) {
 			require.NoError(t, err)
 			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "second-card", "--position", "1")
 			require.NoError(t, err)
+			// The next channel takes only cards issued in the US, as the
+			// BIN base says the test cards are: its conditions apply to
+			// the second attempt as to a first.
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "sandbox", "--position", "2", "--card-countries", "US")
+			require.NoError(t, err)
 			p, as = firstTried("4000000000000119", "second-card")
 			require.Equal(t, "failed", p.Status)
 			require.Len(t, as, 2, "at most one more attempt")
 			require.Equal(t, "soft_decline", as[0].Reason)
 			require.Equal(t, "processing_error", as[0].DeclineCode)
 			require.Equal(t, "sandbox", as[1].Channel)
+			// A channel whose conditions refuse the card is no next channel.
+			_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", "sandbox", "--position", "2", "--card-countries", "GB")
+			require.NoError(t, err)
+			p, as = pay("4000000000000119")
+			require.Equal(t, "failed", p.Status)
+			require.Len(t, as, 1, "the sandbox channel takes GB cards only: %+v", as)
+			require.Equal(t, "second-card", as[0].Channel)
 			p, as = pay("4000000000000002")
 			require.Equal(t, "declined", p.Status)
 			require.Len(t, as, 1, "a card's decline is not tried elsewhere")

@@ -210,6 +210,14 @@ func New(cfg Config) (*App, error) {
 		log.Warn("an acquirer's circuit changed", "provider", name, "circuit", string(st))
 		metrics.Circuit(name, st == circuit.Open)
 	}
+	metrics.ChannelCircuits(func(ctx context.Context) ([]server.ChannelRef, error) {
+		cs, err := s.ListChannels(ctx)
+		refs := make([]server.ChannelRef, len(cs))
+		for i, c := range cs {
+			refs[i] = server.ChannelRef{Alias: c.Alias, Provider: c.Provider}
+		}
+		return refs, err
+	}, func(name string) bool { return cfg.Breaker.State(name) != circuit.Closed }, log)
 	a.Providers = account.NewRegistry(cfg.Providers, s, kr, cfg.Kinds, client, cfg.Breaker, log)
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

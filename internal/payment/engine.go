@@ -41,6 +41,9 @@ type EngineStore interface {
 type EngineTx interface {
 	operation.Tx
 	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
+	// The payment with its channel: an attempt's end is counted by its
+	// channel (Observer).
+	FindPaymentWithChannel(ctx context.Context, id string) (*Payment, merchant.Channel, error)
 	WriteTx
 	CreateSavedCard(ctx context.Context, c *savedcard.Card) error
 	CompleteRefund(ctx context.Context, r *Refund) error
@@ -98,10 +101,11 @@ func NewEngine(svc *Service, st EngineStore, transact func(ctx context.Context, 
 }
 
 // Observer hears how attempts end and when a payment moves to its next
-// channel (the metrics of docs/design/decisions.md section 17).
+// channel, by the channel's alias and its provider account (the metrics
+// of docs/design/decisions.md section 17).
 type Observer interface {
-	Attempt(provider, outcome string)
-	Reroute(provider, reason string)
+	Attempt(channel, provider, outcome string)
+	Reroute(channel, provider, reason string)
 }
 
 // Handler is what the operation engine runs payments' operations with.
@@ -244,11 +248,11 @@ func (handler[R, T]) Failed(_ *Operation, code string) operation.Outcome {
 // acquirer moves the payment to its next channel, when that is safe
 // (Engine.reroute).
 func (h handler[R, T]) Reroute(ctx context.Context, tx T, op *Operation, cause error) (bool, error) {
-	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
+	p, ch, err := tx.FindPaymentWithChannel(ctx, op.ResourceID)
 	if err != nil {
 		return false, err
 	}
-	return h.e.reroute(ctx, tx, op, p, Failed, "provider_unavailable", reasonOf(cause))
+	return h.e.reroute(ctx, tx, op, p, ch, Failed, "provider_unavailable", reasonOf(cause))
 }
 
 // AcceptsLate implements operation.Handler: a 3DS or redirect step ends

@@ -44,7 +44,7 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		return fmt.Errorf("payment: an outcome of type %T", o)
 	}
 	res := out.PayResult
-	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
+	p, ch, err := tx.FindPaymentWithChannel(ctx, op.ResourceID)
 	if err != nil {
 		return err
 	}
@@ -68,14 +68,14 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		if res.Status == provider.StatusFailed {
 			st = Failed
 		}
-		ok, err := e.reroute(ctx, tx, op, p, st, res.DeclineCode, ReasonSoftDecline)
+		ok, err := e.reroute(ctx, tx, op, p, ch, st, res.DeclineCode, ReasonSoftDecline)
 		if err != nil || ok {
 			return err
 		}
 	}
 	next, follow := e.outcome(ctx, op, p, res, now)
 	if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm) && next != "" && next != RequiresAction {
-		e.Observe.Attempt(out.Provider, string(next))
+		e.Observe.Attempt(ch.Alias, ch.Provider, string(next))
 	}
 	if next != "" && CanMove(p.Status, next) {
 		if next != RequiresAction {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paygate/paygate/internal/cardinfo"
 	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
@@ -51,6 +52,8 @@ type RerouteTx interface {
 	ChannelsForKey(ctx context.Context, keyID string) ([]merchant.Channel, error)
 	CreatePaymentAttempt(ctx context.Context, a Attempt) error
 	PaymentAttempts(ctx context.Context, paymentID string) ([]Attempt, error)
+	// The BIN base, for the card conditions of the next candidates.
+	cardinfo.Matcher
 }
 
 // reasonOf names why a failed call lets the payment try another channel.
@@ -69,7 +72,7 @@ func reasonOf(err error) string {
 // merchant-initiated charge, not a saved card, which belongs to its
 // acquirer), no step of the payer's yet, attempts left, and another
 // candidate. false: the caller ends the payment as it would have.
-func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Payment, status Status, declineCode, reason string) (bool, error) {
+func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Payment, ch merchant.Channel, status Status, declineCode, reason string) (bool, error) {
 	if op.Kind != OpPay || p.Kind == KindRecurring || p.SavedCardID != "" || p.Status != Processing ||
 		p.NextActionType != "" || p.SubscriptionPeriod != nil {
 		return false, nil
@@ -106,9 +109,15 @@ func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Pa
 		tried[a.ChannelID] = true
 	}
 	need := p.capabilities(sec)
-	// The card's country is not kept: a channel that asks for some cards'
-	// countries only is not tried again.
+	// The card conditions apply as they did when the payment was accepted:
+	// its issuing country is read again from the BIN base (the card is in
+	// the operation's sealed data).
 	pay := merchant.Payment{AmountMinor: p.AmountMinor, CardKnown: sec.Card != nil, Scheme: p.CardScheme}
+	if sec.Card != nil && e.Service.BINs != nil {
+		if info, ok := e.Service.BINs.ClassifyIn(ctx, tx, sec.Card.Number); ok {
+			pay.Country = info.CountryCode
+		}
+	}
 	cands := merchant.Candidates(channels, pay, func(c merchant.Channel) bool {
 		// A hosted payment's card was entered on Paygate's own page: only
 		// a channel that takes cards that way.
@@ -131,21 +140,14 @@ func (e *Engine) reroute(ctx context.Context, tx RerouteTx, op *Operation, p *Pa
 	if err := operation.QueueSecret(ctx, tx, e.Service.Sealer, next, plain); err != nil {
 		return false, err
 	}
-	left := p.ChannelID
 	// The next attempt is the acquirer's new payment: none yet.
 	p.ChannelID, p.ProviderPaymentID, p.UpdatedAt = cands[0].ID, "", now
 	if err := e.Service.save(ctx, tx, p); err != nil {
 		return false, err
 	}
 	if e.Observe != nil {
-		from := left
-		for _, c := range channels {
-			if c.ID == left {
-				from = c.Provider
-			}
-		}
-		e.Observe.Attempt(from, string(status))
-		e.Observe.Reroute(from, reason)
+		e.Observe.Attempt(ch.Alias, ch.Provider, string(status))
+		e.Observe.Reroute(ch.Alias, ch.Provider, reason)
 	}
 	e.Log.Info("payment moved to its next channel", "payment_id", p.ID, "operation_id", op.ID,
 		"next_operation_id", next.ID, "channel", cands[0].Alias, "reason", reason)
