@@ -58,6 +58,12 @@ func TestFailover(t *testing.T) {
 				require.NoError(t, err)
 			}
 
+			attempts := func(id string) []openapi.PaymentAttempt {
+				t.Helper()
+				var list openapi.PaymentAttemptList
+				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+id+"/attempts", nil, &list))
+				return list.Items
+			}
 			pay := func(number string) (openapi.Payment, []openapi.PaymentAttempt) {
 				t.Helper()
 				body := fmt.Sprintf(`{"order_id":"f-%d","amount_minor":700,"currency":"USD",%s,
@@ -69,9 +75,7 @@ func TestFailover(t *testing.T) {
 					require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+p.PaymentID, nil, &p))
 					return p.Final
 				}, 30*time.Second, 100*time.Millisecond)
-				var list openapi.PaymentAttemptList
-				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+p.PaymentID+"/attempts", nil, &list))
-				return p, list.Items
+				return p, attempts(p.PaymentID)
 			}
 			// tried: a payment that went to the first channel (its account
 			// read by this process, every 2 s).
@@ -161,8 +165,40 @@ func TestFailover(t *testing.T) {
 			require.Len(t, as, 1)
 			require.Equal(t, "second-card", as[0].Channel)
 
+			// A saved card belongs to the account that issued its token: a
+			// payout to it goes there, though another channel comes first.
+			body := fmt.Sprintf(`{"order_id":"f-save","amount_minor":600,"currency":"USD","customer_reference":"payee-1",
+				"save_payment_method":true,%s,
+				"payment_method":{"type":"card","card":{"number":"4242424242424242","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
+				stripeCustomer, time.Now().Year()+2)
+			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &p))
+			require.Eventually(t, func() bool {
+				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payments/"+p.PaymentID, nil, &p))
+				return p.Final
+			}, 30*time.Second, 100*time.Millisecond)
+			require.Equal(t, "succeeded", p.Status)
+			require.NotEmpty(t, p.SavedCardID)
+			as = attempts(p.PaymentID)
+			require.Equal(t, "second-card", as[0].Channel)
+			for _, a := range [][]string{{"sandbox", "1"}, {"second-card", "2"}} {
+				_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", a[0], "--position", a[1])
+				require.NoError(t, err)
+			}
+			var po openapi.Payout
+			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/payouts", json.RawMessage(`{"order_id":"f-po","amount_minor":500,
+				"currency":"USD","account":"main","payout_method":{"type":"card","saved_card_id":"`+p.SavedCardID+`"}}`), &po))
+			require.Eventually(t, func() bool {
+				require.NoError(t, c.JSON(ctx, "GET", "/api/v1/payouts/"+po.PayoutID, nil, &po))
+				return po.Final
+			}, 30*time.Second, 100*time.Millisecond)
+			require.Equal(t, "succeeded", po.Status)
+			for _, a := range [][]string{{"second-card", "1"}, {"sandbox", "2"}} {
+				_, err = cli(t, env, "channels", "assign", "--key", srv.accessKey, "--channel", a[0], "--position", a[1])
+				require.NoError(t, err)
+			}
+
 			// Follow-ups stay with the attempt that was accepted.
-			body := fmt.Sprintf(`{"order_id":"f-auth","amount_minor":900,"currency":"USD","operation_mode":"authorize",%s,
+			body = fmt.Sprintf(`{"order_id":"f-auth","amount_minor":900,"currency":"USD","operation_mode":"authorize",%s,
 				"payment_method":{"type":"card","card":{"number":"5555555555554444","expire_month":12,"expire_year":%d,"cvv":"123"}}}`,
 				stripeCustomer, time.Now().Year()+2)
 			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &p))

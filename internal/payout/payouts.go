@@ -203,7 +203,20 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	if f := instrument.CheckReturnURL(in.ReturnURL, key.Environment == merchant.Sandbox); f != nil {
 		return nil, f
 	}
-	ch, prov, err := s.channel(ctx, tx, key, in)
+	var sc *savedcard.Card
+	if in.SavedCardID != "" {
+		var err error
+		if sc, err = tx.FindSavedCardForKey(ctx, key.ID, in.SavedCardID); err != nil {
+			sc = nil // as the checkout does: whatever the reason, no card to use
+		}
+	}
+	// A saved card belongs to the acquirer account that issued its token:
+	// its payout goes there (docs/design/decisions.md section 17).
+	issuer := ""
+	if sc != nil {
+		issuer = sc.Provider
+	}
+	ch, prov, err := s.channel(ctx, tx, key, in, issuer)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +229,6 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	case in.Card != nil:
 		p.CardMask, sec.Card = card.Mask(in.Card.Number), in.Card
 	case in.SavedCardID != "":
-		sc, err := tx.FindSavedCardForKey(ctx, key.ID, in.SavedCardID)
-		if err != nil {
-			sc = nil // as the checkout does: whatever the reason, no card to use
-		}
 		// A payout names no payer (no customer_reference): the card must
 		// be the key's and its provider's (docs/design/decisions.md
 		// section 5); unknown, foreign and another provider's look alike.
@@ -255,19 +264,21 @@ func (s *Service) Create(ctx context.Context, tx CreateTx, key merchant.Key, in 
 	return p, s.queue(ctx, tx, p, OpCreate, sec)
 }
 
-// channel picks the key's channel for the payout's method and currency and
-// checks its provider profile can pay out (capability debit, and the
-// wallet mode), before anything is stored.
-func (s *Service) channel(ctx context.Context, tx CreateTx, key merchant.Key, in New) (*merchant.Channel, string, error) {
+// channel picks the key's channel for the payout's method and currency, in
+// routing order, and checks its provider profile can pay out (capability
+// debit, and the wallet mode), before anything is stored. issuer, when
+// set, is the account of the saved card paid out to: the first channel of
+// that account, if the key has one (else the first, and the card is
+// refused as another provider's).
+func (s *Service) channel(ctx context.Context, tx CreateTx, key merchant.Key, in New, issuer string) (*merchant.Channel, string, error) {
 	channels, err := tx.ChannelsForKey(ctx, key.ID)
 	if err != nil {
 		return nil, "", err
 	}
 	var ch *merchant.Channel
 	for i := range channels {
-		if channels[i].Serves(in.Method, in.Currency) {
+		if channels[i].Serves(in.Method, in.Currency) && (ch == nil || issuer != "" && ch.Provider != issuer && channels[i].Provider == issuer) {
 			ch = &channels[i]
-			break
 		}
 	}
 	if ch == nil {
