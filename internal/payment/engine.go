@@ -44,6 +44,12 @@ type EngineTx interface {
 	// The payment with its channel: an attempt's end is counted by its
 	// channel (Observer).
 	FindPaymentWithChannel(ctx context.Context, id string) (*Payment, merchant.Channel, error)
+	// A payer's step that expired is abandoned once (abandon), and polled
+	// again from its pay operation (pollAgain).
+	OpenOperations(ctx context.Context, paymentID string) ([]Operation, error)
+	CountOperations(ctx context.Context, paymentID, kind string) (int, error)
+	LockPaymentForKey(ctx context.Context, keyID, id string) (*Payment, error)
+	LatestOperation(ctx context.Context, paymentID, kind string) (*Operation, error)
 	WriteTx
 	CreateSavedCard(ctx context.Context, c *savedcard.Card) error
 	CompleteRefund(ctx context.Context, r *Refund) error
@@ -119,6 +125,11 @@ type Outcome struct {
 	provider.PayResult
 	// Provider is the provider that answered: a saved card records it.
 	Provider string
+	// GaveUp: the engine gave the operation up, or the acquirer refused
+	// it, without an answer that says what became of the payment
+	// (handler.Failed). An abandon that gave up leaves the payment to its
+	// poll.
+	GaveUp bool
 }
 
 // Pending implements operation.Outcome.
@@ -165,7 +176,7 @@ func (c *call) ResourceKind() string { return string(c.p.Kind) }
 // Inquire implements operation.Call.
 func (c *call) Inquire(ctx context.Context) (operation.Outcome, error) {
 	res, err := c.prov.Status(ctx, provider.StatusRequest{OperationID: c.op.ID, ProviderID: statusProviderID(c.op, c.p), Profile: c.ch.Profile})
-	return Outcome{res, c.ch.Provider}, err
+	return Outcome{PayResult: res, Provider: c.ch.Provider}, err
 }
 
 // Send implements operation.Call: the provider call of the operation's kind.
@@ -177,7 +188,7 @@ func (c *call) Send(ctx context.Context, secret []byte) (operation.Outcome, erro
 		}
 	}
 	res, err := c.send(ctx, sec)
-	return Outcome{res, c.ch.Provider}, err
+	return Outcome{PayResult: res, Provider: c.ch.Provider}, err
 }
 
 func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error) {
@@ -208,7 +219,9 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 		return prov.Confirm(ctx, provider.ConfirmRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Code: sec.Code, Profile: ch.Profile})
 	case OpCapture:
 		return prov.Capture(ctx, provider.CaptureRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
-	case OpCancel:
+	case OpCancel, OpAbandon:
+		// An abandon ends the payer's step only if canceled; anything else
+		// (refused: the payer finished first) is left to the poll (Apply).
 		return prov.Cancel(ctx, provider.CancelRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
 	case OpRefund:
 		return prov.Refund(ctx, provider.RefundRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
@@ -240,8 +253,8 @@ func payer(p *Payment) string {
 }
 
 // Failed implements operation.Handler.
-func (handler[R, T]) Failed(_ *Operation, code string) operation.Outcome {
-	return Outcome{PayResult: provider.PayResult{Status: provider.StatusFailed, DeclineCode: code}}
+func (handler[R, T]) Failed(op *Operation, code string) operation.Outcome {
+	return Outcome{PayResult: provider.PayResult{Status: provider.StatusFailed, DeclineCode: code}, GaveUp: op.Kind == OpAbandon}
 }
 
 // Reroute implements operation.Handler: a pay call that never reached its

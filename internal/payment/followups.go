@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/merchant"
 	"github.com/paygate/paygate/internal/operation"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -49,7 +50,7 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		return err
 	}
 	if e.Service.now(ctx).Sub(p.UpdatedAt) > ActionLifetime {
-		return e.expireAction(ctx, p.ID)
+		return e.abandon(ctx, p.ID)
 	}
 	return river.JobSnooze(e.PollEvery)
 }
@@ -77,7 +78,7 @@ func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done bo
 	defer release()
 	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
 		// Applied to the operation that started the step, although it is done.
-		return true, e.Ops.Record(ctx, opID, Outcome{res, ch.Provider})
+		return true, e.Ops.Record(ctx, opID, Outcome{PayResult: res, Provider: ch.Provider})
 	}
 	return false, nil
 }
@@ -142,7 +143,7 @@ func (e *Engine) Notified(ctx context.Context, providerName string, n provider.N
 			continue
 		}
 		var snooze *river.JobSnoozeError
-		if err := e.Ops.Record(ctx, op.ID, Outcome{res, ch.Provider}); err != nil && !errors.As(err, &snooze) {
+		if err := e.Ops.Record(ctx, op.ID, Outcome{PayResult: res, Provider: ch.Provider}); err != nil && !errors.As(err, &snooze) {
 			return err
 		}
 	}
@@ -195,20 +196,76 @@ func (e *Engine) expireAuthorization(ctx context.Context, paymentID string) (don
 	return done, wait, err
 }
 
-func (e *Engine) expireAction(ctx context.Context, paymentID string) error {
+// MaxAbandons is how many abandon operations a payment's expired step
+// gets (each retried for hours while its acquirer cannot be reached)
+// before the payment expires without the acquirer's word.
+const MaxAbandons = 3
+
+// abandon ends a payer's step that outlived ActionLifetime
+// (docs/payments.md, "The payer's step expires"). The payment expires only
+// once its acquirer has canceled it: an abandon operation asks for that,
+// and a payer who finished first makes the payment succeed (or fail) as
+// if in time. The payment expires here at once when the step is the
+// provider's own page, which closes before ActionLifetime is over
+// (redirect.go); when the channel's acquirer cannot cancel; or after
+// MaxAbandons abandons: then the log says that its acquirer may still
+// take it.
+func (e *Engine) abandon(ctx context.Context, paymentID string) error {
 	return e.Transact(ctx, func(tx EngineTx) error {
-		p, err := tx.FindPaymentByID(ctx, paymentID)
+		first, err := tx.FindPaymentByID(ctx, paymentID)
+		if err != nil || first.Status != RequiresAction {
+			return err
+		}
+		// One abandon at a time, across processes: the payment's lock
+		// makes "none open, then queue one" one step.
+		if _, err := tx.LockPaymentForKey(ctx, first.AccessKeyID, first.ID); err != nil {
+			return err
+		}
+		p, ch, err := tx.FindPaymentWithChannel(ctx, paymentID)
 		if err != nil || p.Status != RequiresAction {
 			return err
+		}
+		ops, err := tx.OpenOperations(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			if op.Kind == OpAbandon {
+				return nil // one at a time; its outcome polls again if need be
+			}
 		}
 		ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
 		if err != nil {
 			return err
 		}
-		p.Status, p.UpdatedAt = Expired, e.Service.now(ctx)
-		p.NextActionType, p.NextActionURL = "", ""
-		return e.Service.save(ctx, tx, p)
+		now := e.Service.now(ctx)
+		tried, err := tx.CountOperations(ctx, p.ID, OpAbandon)
+		if err != nil {
+			return err
+		}
+		if p.NextActionType == RedirectResult || !e.canCancel(ch) || tried >= MaxAbandons {
+			if p.NextActionType != RedirectResult {
+				e.Log.Warn("a payer's step expired, and its acquirer did not cancel the payment: it expires here, and its acquirer may still take it",
+					"payment_id", p.ID, "channel", ch.Alias, "abandons", tried)
+			}
+			p.Status, p.UpdatedAt = Expired, now
+			p.NextActionType, p.NextActionURL = "", ""
+			return e.Service.save(ctx, tx, p)
+		}
+		op := &Operation{ID: e.Service.NewID(), Resource: Resource, ResourceID: p.ID, Kind: OpAbandon, CreatedAt: now, UpdatedAt: now}
+		return operation.Queue(ctx, tx, e.Service.Sealer, op, (*Secret)(nil))
 	})
+}
+
+// canCancel reports whether the channel's acquirer profile can cancel a
+// payment.
+func (e *Engine) canCancel(ch merchant.Channel) bool {
+	prov, err := e.Service.Providers.Provider(ch.Provider)
+	if err != nil {
+		return false
+	}
+	caps, err := prov.Capabilities(ch.Profile)
+	return err == nil && caps.Has(provider.Cancel)
 }
 
 // AddWorkers registers every payment job's worker on the engine.

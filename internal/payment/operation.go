@@ -13,6 +13,12 @@ const (
 	OpCapture = "capture"
 	OpCancel  = "cancel"
 	OpRefund  = "refund"
+	// OpAbandon cancels at the acquirer a payment whose payer did not
+	// finish a 3DS or redirect step in time (ActionLifetime): the payment
+	// expires once the acquirer has canceled it, and succeeds (or is
+	// declined) if the payer finished first (docs/payments.md, "The
+	// payer's step expires").
+	OpAbandon = "abandon"
 )
 
 // Operation states (operation.State).

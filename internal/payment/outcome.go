@@ -73,8 +73,16 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 			return err
 		}
 	}
+	if op.Kind == OpAbandon && (out.GaveUp || res.Status != provider.StatusCanceled) {
+		// Not canceled: the payer finished first (the acquirer refused
+		// the cancel), or the acquirer still waits for them, or the engine
+		// gave up. The poll reads the step's outcome and records it on the
+		// operation that started it, as in time, or abandons the payment
+		// again (docs/payments.md, "The payer's step expires").
+		return e.pollAgain(ctx, tx, p, now)
+	}
 	next, follow := e.outcome(ctx, op, p, res, now)
-	if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm) && next != "" && next != RequiresAction {
+	if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm || op.Kind == OpAbandon) && next != "" && next != RequiresAction {
 		e.Observe.Attempt(ch.Alias, ch.Provider, string(next))
 	}
 	if next != "" && CanMove(p.Status, next) {
@@ -110,6 +118,17 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 	return nil
 }
 
+// pollAgain queues the poll of a payment still waiting for its payer's
+// step, for the step's pay operation.
+func (e *Engine) pollAgain(ctx context.Context, tx EngineTx, p *Payment, now time.Time) error {
+	pay, err := tx.LatestOperation(ctx, p.ID, OpPay)
+	if err != nil {
+		return err
+	}
+	return tx.Enqueue(ctx, PollArgs{PaymentID: p.ID, OperationID: pay.ID},
+		&river.InsertOpts{ScheduledAt: clock.Process(ctx, now.Add(e.PollEvery))})
+}
+
 type followUp struct {
 	args river.JobArgs
 	opts *river.InsertOpts
@@ -132,6 +151,12 @@ func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res pro
 			return AwaitingPaymentData, nil
 		}
 		return s, nil
+	}
+	if op.Kind == OpAbandon && res.Status == provider.StatusCanceled {
+		// Canceled at the acquirer: nothing moved, and the payer's step
+		// is gone.
+		p.NextActionType, p.NextActionURL = "", ""
+		return Expired, nil
 	}
 	switch op.Kind {
 	case OpPay, OpConfirm:

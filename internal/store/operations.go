@@ -177,6 +177,14 @@ func (q Queries) ListRefunds(ctx context.Context, paymentID string) ([]payment.R
 	return out, rows.Err()
 }
 
+// CountOperations counts a payment's operations of a kind.
+func (q Queries) CountOperations(ctx context.Context, paymentID, kind string) (int, error) {
+	var n int
+	err := q.q.QueryRowContext(ctx, `SELECT count(*) FROM operations WHERE resource = 'payment' AND resource_id = $1 AND kind = $2`,
+		paymentID, kind).Scan(&n)
+	return n, err
+}
+
 // OpenOperations lists a payment's operations that are not done.
 func (q Queries) OpenOperations(ctx context.Context, paymentID string) ([]payment.Operation, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT `+operationColumns+` FROM operations

@@ -1,0 +1,106 @@
+package payment_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
+)
+
+// TestAbandonedStep: a payer's 3DS step that outlives
+// payment.ActionLifetime is canceled at the acquirer before the payment
+// expires, so a payer who comes back later is charged nothing; a payer
+// who finished just before the cancel is charged once, and the payment
+// succeeds (docs/payments.md, "The payer's step expires").
+func TestAbandonedStep(t *testing.T) {
+	each(t, func(t *testing.T, r *rig) {
+		k := r.key(false)
+		// poll runs the payment's poll job once, as River would.
+		poll := func(p *payment.Payment) {
+			t.Helper()
+			w := &payment.PollWorker{Engine: r.App.PaymentEngine}
+			require.NoError(t, w.Work(r.Ctx, &river.Job[payment.PollArgs]{
+				Args: payment.PollArgs{PaymentID: p.ID, OperationID: r.firstOperation(p.ID)}}))
+		}
+		// approve is the payer approving the challenge on the acquirer's
+		// page.
+		approve := func(p *payment.Payment) *http.Response {
+			t.Helper()
+			res, err := http.PostForm(p.NextActionURL, url.Values{"outcome": {"approve"}})
+			require.NoError(t, err)
+			res.Body.Close()
+			return res
+		}
+
+		// polls counts the payment's queued poll jobs.
+		polls := func(p *payment.Payment) int {
+			t.Helper()
+			var n int
+			require.NoError(t, r.Store.DB().QueryRowContext(r.Ctx, `SELECT count(*) FROM river_job
+				WHERE kind = 'payment.poll' AND CAST(args AS TEXT) LIKE $1`, "%"+p.ID+"%").Scan(&n))
+			return n
+		}
+
+		t.Run("nobody came back", func(t *testing.T) {
+			p := r.settled(k, r.card("4000000000003220", payment.ModeCharge), payment.RequiresAction)
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			// Polls at once, in two processes: one abandon.
+			engines := []*payment.Engine{r.App.PaymentEngine, r.Peer().PaymentEngine}
+			for _, err := range race(6, func(i int) error {
+				w := &payment.PollWorker{Engine: engines[i%2]}
+				return w.Work(r.Ctx, &river.Job[payment.PollArgs]{
+					Args: payment.PollArgs{PaymentID: p.ID, OperationID: r.firstOperation(p.ID)}})
+			}) {
+				require.NoError(t, err)
+			}
+			require.Equal(t, payment.RequiresAction, r.payment(p.ID).Status, "waiting until the acquirer has canceled it")
+			poll(p)
+			require.Len(t, r.Run(p.ID), 1, "one abandon at a time")
+			got := r.payment(p.ID)
+			require.Equal(t, payment.Expired, got.Status)
+			require.Empty(t, got.NextActionType)
+			require.Equal(t, []string{"payment.processing", "payment.requires_action", "payment.expired"}, r.Events(k, p.ID))
+
+			// The payer comes back to the acquirer's page: the payment is
+			// gone there, and nothing is charged.
+			approve(p)
+			require.Empty(t, r.ledger(got)[acquirer.EntryCharge])
+			require.Empty(t, r.Run(p.ID))
+			require.Equal(t, payment.Expired, r.payment(p.ID).Status)
+		})
+
+		t.Run("the payer finished first", func(t *testing.T) {
+			p := r.settled(k, r.card("4000000000003220", payment.ModeCharge), payment.RequiresAction)
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			poll(p) // the step is still open: the abandon is queued
+			require.Equal(t, http.StatusOK, approve(p).StatusCode)
+			before := polls(p)
+			r.Run(p.ID) // its cancel is refused: the payment was charged
+			require.Equal(t, payment.RequiresAction, r.payment(p.ID).Status)
+			require.Equal(t, before+1, polls(p), "the refused abandon polls the step again")
+			poll(p) // the poll reads the step's outcome
+			got := r.payment(p.ID)
+			require.Equal(t, payment.Succeeded, got.Status)
+			require.Equal(t, [2]int64{1, 1000}, r.ledger(got)[acquirer.EntryCharge])
+			require.Equal(t, []string{"payment.processing", "payment.requires_action", "payment.succeeded"}, r.Events(k, p.ID))
+		})
+
+		t.Run("a hold the payer approved first is released", func(t *testing.T) {
+			p := r.settled(k, r.card("4000000000003220", payment.ModeAuthorize), payment.RequiresAction)
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			poll(p)
+			approve(p)
+			r.Run(p.ID) // the acquirer cancels the hold it took meanwhile
+			got := r.payment(p.ID)
+			require.Equal(t, payment.Expired, got.Status)
+			require.Equal(t, [2]int64{1, 1000}, r.ledger(got)[acquirer.EntryHold])
+			require.Equal(t, [2]int64{1, 1000}, r.ledger(got)[acquirer.EntryRelease])
+		})
+	})
+}
