@@ -238,6 +238,12 @@ func TestStripeEndToEnd(t *testing.T) {
 				"interval_count":1,"first_charge_at":%q,"disclosure_version":"v1"},`, firstAt.Format(time.RFC3339)))
 			p = await(p.PaymentID, "succeeded")
 			require.NotEmpty(t, p.SubscriptionID)
+			// A 3DS step nobody finishes: the advance below takes it past
+			// its hour, and the PaymentIntent is canceled at Stripe before
+			// the payment expires (docs/payments.md, "The payer's step
+			// expires").
+			left := await(direct("s-abandon", "4000002500003155", "").PaymentID, "requires_action")
+			leftPI := strings.TrimPrefix(left.NextAction.URL, fake.URL+"/3ds/")
 			advance := map[string]any{"to": firstAt.Add(time.Hour).Format(time.RFC3339)}
 			require.NoError(t, c.JSON(ctx, "POST", "/api/v1/sandbox/clock/advance", advance, nil))
 			var sub openapi.Subscription
@@ -256,6 +262,10 @@ func TestStripeEndToEnd(t *testing.T) {
 				}
 			}
 			require.Equal(t, 1, charged, "period 0, charged once, off session")
+			await(left.PaymentID, "expired")
+			require.Contains(t, fake.Requests(), "POST /v1/payment_intents/"+leftPI+"/cancel")
+			require.Error(t, fake.Authenticate(leftPI, true), "the payer coming back finds the PaymentIntent canceled")
+			require.Zero(t, fake.Moves(leftPI))
 
 			// No secret of the account, no card number, anywhere: the
 			// server's log (debug), the database.
