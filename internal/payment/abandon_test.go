@@ -21,13 +21,14 @@ import (
 func TestAbandonedStep(t *testing.T) {
 	each(t, func(t *testing.T, r *rig) {
 		k := r.key(false)
-		// poll runs the payment's poll job once, as River would.
-		poll := func(p *payment.Payment) {
-			t.Helper()
+		// work runs the payment's poll job once, as River would.
+		work := func(p *payment.Payment) error {
 			w := &payment.PollWorker{Engine: r.App.PaymentEngine}
-			require.NoError(t, w.Work(r.Ctx, &river.Job[payment.PollArgs]{
-				Args: payment.PollArgs{PaymentID: p.ID, OperationID: r.firstOperation(p.ID)}}))
+			return w.Work(r.Ctx, &river.Job[payment.PollArgs]{
+				Args: payment.PollArgs{PaymentID: p.ID, OperationID: r.firstOperation(p.ID)}})
 		}
+		// poll runs it once past the step's hour: it ends.
+		poll := func(t *testing.T, p *payment.Payment) { t.Helper(); require.NoError(t, work(p)) }
 		// approve is the payer approving the challenge on the acquirer's
 		// page.
 		approve := func(p *payment.Payment) *http.Response {
@@ -60,7 +61,7 @@ func TestAbandonedStep(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Equal(t, payment.RequiresAction, r.payment(p.ID).Status, "waiting until the acquirer has canceled it")
-			poll(p)
+			poll(t, p)
 			require.Len(t, r.Run(p.ID), 1, "one abandon at a time")
 			got := r.payment(p.ID)
 			require.Equal(t, payment.Expired, got.Status)
@@ -78,23 +79,39 @@ func TestAbandonedStep(t *testing.T) {
 		t.Run("the payer finished first", func(t *testing.T) {
 			p := r.settled(k, r.card("4000000000003220", payment.ModeCharge), payment.RequiresAction)
 			r.Clock.Add(payment.ActionLifetime + time.Minute)
-			poll(p) // the step is still open: the abandon is queued
+			poll(t, p) // the step is still open: the abandon is queued
 			require.Equal(t, http.StatusOK, approve(p).StatusCode)
 			before := polls(p)
 			r.Run(p.ID) // its cancel is refused: the payment was charged
 			require.Equal(t, payment.RequiresAction, r.payment(p.ID).Status)
 			require.Equal(t, before+1, polls(p), "the refused abandon polls the step again")
-			poll(p) // the poll reads the step's outcome
+			poll(t, p) // the poll reads the step's outcome
 			got := r.payment(p.ID)
 			require.Equal(t, payment.Succeeded, got.Status)
 			require.Equal(t, [2]int64{1, 1000}, r.ledger(got)[acquirer.EntryCharge])
 			require.Equal(t, []string{"payment.processing", "payment.requires_action", "payment.succeeded"}, r.Events(k, p.ID))
 		})
 
+		t.Run("a one-time code nobody confirms", func(t *testing.T) {
+			in := r.card("", payment.ModeCharge)
+			in.Method, in.Card, in.Phone = payment.MethodMobile, nil, "+12025550100"
+			p := r.settled(k, in, payment.RequiresAction)
+			require.Equal(t, "otp", p.NextActionType)
+			var snooze *river.JobSnoozeError
+			require.ErrorAs(t, work(p), &snooze, "nothing to ask: it waits for the hour")
+			require.Empty(t, r.Run(p.ID))
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			poll(t, p)
+			require.Len(t, r.Run(p.ID), 1)
+			got := r.payment(p.ID)
+			require.Equal(t, payment.Expired, got.Status)
+			require.Equal(t, []string{"payment.processing", "payment.requires_action", "payment.expired"}, r.Events(k, p.ID))
+		})
+
 		t.Run("a hold the payer approved first is released", func(t *testing.T) {
 			p := r.settled(k, r.card("4000000000003220", payment.ModeAuthorize), payment.RequiresAction)
 			r.Clock.Add(payment.ActionLifetime + time.Minute)
-			poll(p)
+			poll(t, p)
 			approve(p)
 			r.Run(p.ID) // the acquirer cancels the hold it took meanwhile
 			got := r.payment(p.ID)

@@ -14,7 +14,9 @@ import (
 )
 
 // PollArgs asks the provider for the outcome of a payment waiting for a 3DS
-// or redirect step, until it has one.
+// or redirect step, until it has one, and abandons the step after
+// ActionLifetime; a one-time code's step (otp) is not asked about, only
+// abandoned.
 type PollArgs struct {
 	PaymentID   string `json:"payment_id"`
 	OperationID string `json:"operation_id"`
@@ -59,8 +61,11 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 // that operation opID started, and records it if the step has ended.
 // done: nothing is left to wait for.
 func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done bool, err error) {
-	if p.Status != RequiresAction || p.NextActionType == "otp" {
-		return true, nil // confirmed, finished, or waiting for a code only the merchant has
+	if p.Status != RequiresAction {
+		return true, nil // confirmed or finished
+	}
+	if p.NextActionType == "otp" {
+		return false, nil // a code only the merchant has: nothing to ask, the step may still expire
 	}
 	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {

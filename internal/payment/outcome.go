@@ -180,11 +180,10 @@ func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res pro
 				return decline(Failed)
 			}
 			p.NextActionType, p.NextActionURL = res.NextAction.Type, res.NextAction.URL
-			var f []followUp
-			if res.NextAction.Type != "otp" {
-				f = append(f, followUp{PollArgs{PaymentID: p.ID, OperationID: op.ID}, &river.InsertOpts{ScheduledAt: clock.Process(ctx, now.Add(e.PollEvery))}})
-			}
-			return RequiresAction, f
+			// Polled until the payer's step ends, or expired after
+			// ActionLifetime (a one-time code's too: it is not asked about).
+			return RequiresAction, []followUp{{PollArgs{PaymentID: p.ID, OperationID: op.ID},
+				&river.InsertOpts{ScheduledAt: clock.Process(ctx, now.Add(e.PollEvery))}}}
 		}
 	case OpCapture:
 		if res.Status == provider.StatusSucceeded {
