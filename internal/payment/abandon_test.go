@@ -1,16 +1,21 @@
 package payment_test
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paygate/paygate/internal/fault"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
+	"github.com/paygate/paygate/internal/store"
 )
 
 // TestAbandonedStep: a payer's 3DS step that outlives
@@ -90,6 +95,49 @@ func TestAbandonedStep(t *testing.T) {
 			require.Equal(t, payment.Succeeded, got.Status)
 			require.Equal(t, [2]int64{1, 1000}, r.ledger(got)[acquirer.EntryCharge])
 			require.Equal(t, []string{"payment.processing", "payment.requires_action", "payment.succeeded"}, r.Events(k, p.ID))
+		})
+
+		t.Run("no confirm while the step is being canceled", func(t *testing.T) {
+			p := r.settled(k, r.card("4000000000003220", payment.ModeCharge), payment.RequiresAction)
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			poll(t, p)
+			err := r.act(r.App, k, p.ID, func(svc *payment.Service, tx *store.Tx, p *payment.Payment) error {
+				_, err := svc.Confirm(r.Ctx, tx, p, "")
+				return err
+			})
+			f, ok := fault.As(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, fault.InvalidPaymentState, f.Code)
+			r.Run(p.ID)
+			require.Equal(t, payment.Expired, r.payment(p.ID).Status)
+		})
+
+		t.Run("canceled at the acquirer meanwhile", func(t *testing.T) {
+			// A cancel Paygate did not see through (made in the
+			// acquirer's dashboard, or an abandon whose answer was lost):
+			// the poll reads it, and the payment expires.
+			p := r.settled(k, r.card("4000000000003220", payment.ModeCharge), payment.RequiresAction)
+			prov, err := r.App.Providers.Provider("sandbox")
+			require.NoError(t, err)
+			_, err = provider.PaymentsOf(prov).Cancel(r.Ctx, provider.CancelRequest{OperationID: uuid.NewString(),
+				ProviderID: p.ProviderPaymentID, Profile: "default"})
+			require.NoError(t, err)
+			var snooze *river.JobSnoozeError
+			require.False(t, errors.As(work(p), &snooze), "the step ended")
+			require.Equal(t, payment.Expired, r.payment(p.ID).Status)
+		})
+
+		t.Run("a hold recorded before the cancel went stays", func(t *testing.T) {
+			p := r.settled(k, r.card("4000000000003220", payment.ModeAuthorize), payment.RequiresAction)
+			r.Clock.Add(payment.ActionLifetime + time.Minute)
+			poll(t, p) // the abandon is queued
+			approve(p)
+			poll(t, p) // another poll (or a notification) records the hold first
+			require.Equal(t, payment.Authorized, r.payment(p.ID).Status)
+			r.Run(p.ID) // the abandon sends nothing
+			got := r.payment(p.ID)
+			require.Equal(t, payment.Authorized, got.Status)
+			require.Empty(t, r.ledger(got)[acquirer.EntryRelease])
 		})
 
 		t.Run("a one-time code nobody confirms", func(t *testing.T) {

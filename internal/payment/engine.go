@@ -222,6 +222,11 @@ func (c *call) send(ctx context.Context, sec Secret) (provider.PayResult, error)
 	case OpCancel, OpAbandon:
 		// An abandon ends the payer's step only if canceled; anything else
 		// (refused: the payer finished first) is left to the poll (Apply).
+		// A payment that no longer waits for its payer (its outcome came
+		// meanwhile) is not canceled: a hold the merchant was told of stays.
+		if op.Kind == OpAbandon && p.Status != RequiresAction {
+			return provider.PayResult{}, provider.Errorf(provider.Invalid, "the payment no longer waits for its payer")
+		}
 		return prov.Cancel(ctx, provider.CancelRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
 	case OpRefund:
 		return prov.Refund(ctx, provider.RefundRequest{OperationID: op.ID, ProviderID: p.ProviderPaymentID, AmountMinor: op.AmountMinor, Profile: ch.Profile})
@@ -275,6 +280,9 @@ func (handler[R, T]) AcceptsLate(op *Operation) bool { return op.Kind == OpPay |
 // Unreadable implements operation.Handler: the payment shows manual_review
 // while the engine keeps asking (docs/design/decisions.md section 4).
 func (h handler[R, T]) Unreadable(ctx context.Context, tx T, op *Operation) error {
+	if op.Kind == OpAbandon {
+		return nil // the payer's step stays as it is while the engine asks
+	}
 	p, err := tx.FindPaymentByID(ctx, op.ResourceID)
 	if err != nil {
 		return err

@@ -42,16 +42,17 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	if err != nil {
 		return err
 	}
-	done, err := e.pollOnce(ctx, p, job.Args.OperationID)
+	done, waiting, err := e.pollOnce(ctx, p, job.Args.OperationID)
 	if done || err != nil {
 		return err
 	}
 	// The payer's time runs on the key's clock (docs/design/decisions.md
-	// section 14); no transaction is open here.
+	// section 14); no transaction is open here. An acquirer finishing the
+	// payment (pending) is left to finish, however late.
 	if ctx, err = clock.OfKey(ctx, e.Store, p.AccessKeyID); err != nil {
 		return err
 	}
-	if e.Service.now(ctx).Sub(p.UpdatedAt) > ActionLifetime {
+	if waiting && e.Service.now(ctx).Sub(p.UpdatedAt) > ActionLifetime {
 		return e.abandon(ctx, p.ID)
 	}
 	return river.JobSnooze(e.PollEvery)
@@ -59,33 +60,36 @@ func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 
 // pollOnce asks the provider once for the outcome of the payer's step
 // that operation opID started, and records it if the step has ended.
-// done: nothing is left to wait for.
-func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done bool, err error) {
+// done: nothing is left to wait for. waiting: the step may still be
+// waiting for its payer (the acquirer says so, could not be asked, or is
+// not asked: a one-time code only the merchant has), so it may be
+// abandoned; not waiting and not done, the acquirer is finishing it.
+func (e *Engine) pollOnce(ctx context.Context, p *Payment, opID string) (done, waiting bool, err error) {
 	if p.Status != RequiresAction {
-		return true, nil // confirmed or finished
+		return true, false, nil // confirmed or finished
 	}
 	if p.NextActionType == "otp" {
-		return false, nil // a code only the merchant has: nothing to ask, the step may still expire
+		return false, true, nil
 	}
 	ch, err := e.Store.FindChannelByID(ctx, p.ChannelID)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	prov, err := e.Service.Providers.Provider(ch.Provider)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	res, err := provider.PaymentsOf(prov).Status(ctx, provider.StatusRequest{OperationID: opID, ProviderID: p.ProviderPaymentID, Profile: ch.Profile})
 	release, stepErr := e.Ops.Step(ctx)
 	if stepErr != nil {
-		return false, stepErr
+		return false, false, stepErr
 	}
 	defer release()
 	if err == nil && res.Status != provider.StatusRequiresAction && res.Status != provider.StatusPending {
 		// Applied to the operation that started the step, although it is done.
-		return true, e.Ops.Record(ctx, opID, Outcome{PayResult: res, Provider: ch.Provider})
+		return true, false, e.Ops.Record(ctx, opID, Outcome{PayResult: res, Provider: ch.Provider})
 	}
-	return false, nil
+	return false, err != nil || res.Status == provider.StatusRequiresAction, nil
 }
 
 // Notified applies what an acquirer's verified notification concerns
@@ -123,7 +127,7 @@ func (e *Engine) Notified(ctx context.Context, providerName string, n provider.N
 		return err // another acquirer's payment: nothing to read
 	}
 	if started != "" {
-		if _, err := e.pollOnce(ctx, p, started); err != nil {
+		if _, _, err := e.pollOnce(ctx, p, started); err != nil {
 			return err
 		}
 	}
@@ -252,6 +256,9 @@ func (e *Engine) abandon(ctx context.Context, paymentID string) error {
 			if p.NextActionType != RedirectResult {
 				e.Log.Warn("a payer's step expired, and its acquirer did not cancel the payment: it expires here, and its acquirer may still take it",
 					"payment_id", p.ID, "channel", ch.Alias, "abandons", tried)
+			}
+			if e.Observe != nil {
+				e.Observe.Attempt(ch.Alias, ch.Provider, string(Expired))
 			}
 			p.Status, p.UpdatedAt = Expired, now
 			p.NextActionType, p.NextActionURL = "", ""

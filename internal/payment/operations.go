@@ -36,6 +36,14 @@ func (s *Service) Confirm(ctx context.Context, tx OperationTx, p *Payment, code 
 	if p.Status != RequiresAction {
 		return nil, invalidState(p, "confirmed")
 	}
+	// A step past its hour is being canceled at the acquirer (abandon):
+	// its answer decides, and the confirm would be a second question.
+	if pending, err := s.pendingOp(ctx, tx, p, OpAbandon); err != nil || pending {
+		if err == nil {
+			err = fault.Newf(fault.InvalidPaymentState, "the payer's step ran out of time: the payment is being canceled at its acquirer")
+		}
+		return nil, err
+	}
 	ctx, err := clock.OfKey(ctx, tx, p.AccessKeyID)
 	if err != nil {
 		return nil, err

@@ -82,10 +82,10 @@ func (h handler[R, T]) Apply(ctx context.Context, tx T, op *Operation, o operati
 		return e.pollAgain(ctx, tx, p, now)
 	}
 	next, follow := e.outcome(ctx, op, p, res, now)
-	if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm || op.Kind == OpAbandon) && next != "" && next != RequiresAction {
-		e.Observe.Attempt(ch.Alias, ch.Provider, string(next))
-	}
 	if next != "" && CanMove(p.Status, next) {
+		if e.Observe != nil && (op.Kind == OpPay || op.Kind == OpConfirm || op.Kind == OpAbandon) && next != RequiresAction {
+			e.Observe.Attempt(ch.Alias, ch.Provider, string(next))
+		}
 		if next != RequiresAction {
 			p.NextActionType, p.NextActionURL = "", ""
 		}
@@ -175,6 +175,12 @@ func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res pro
 			return decline(Declined)
 		case provider.StatusFailed:
 			return decline(Failed)
+		case provider.StatusCanceled:
+			// Canceled at the acquirer while Paygate waited or asked (an
+			// abandon whose answer was lost, or a cancel made in the
+			// acquirer's dashboard): nothing moved, and nothing will.
+			p.NextActionType, p.NextActionURL = "", ""
+			return Expired, nil
 		case provider.StatusRequiresAction:
 			if res.NextAction == nil {
 				return decline(Failed)

@@ -47,9 +47,11 @@ var transitions = lifecycle.Table[Status]{
 	AwaitingPaymentData: {Processing, RequiresAction, Canceled, Expired},
 	// A hosted session whose attempt was declined waits for another one
 	// while it is open (processing or requires_action → awaiting_payment_data).
-	Processing:        {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData},
+	// processing or manual_review → expired: the acquirer canceled the
+	// payment of a payer's step that ran out of time while Paygate asked.
+	Processing:        {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData, Expired},
 	RequiresAction:    {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
-	ManualReview:      {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed},
+	ManualReview:      {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed, Expired},
 	Authorized:        {Succeeded, Canceled, Expired, ManualReview},
 	Succeeded:         {PartiallyRefunded, Refunded},
 	PartiallyRefunded: {PartiallyRefunded, Refunded},
