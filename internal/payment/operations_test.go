@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox/acquirer"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/storetest"
 )
 
 // TestDirectOutcomes: a direct payment answers processing with its provider
@@ -153,6 +154,39 @@ func TestCancel(t *testing.T) {
 
 		charged := r.settled(k, r.card("4242424242424242", payment.ModeCharge), payment.Succeeded)
 		require.Equal(t, fault.InvalidPaymentState, faultOf(t, r.cancel(k, charged.ID)).Code)
+	})
+}
+
+// TestUnreadableFollowUp: a hold's capture or cancel whose answer could
+// not be read shows manual_review while the engine asks
+// (docs/design/decisions.md section 4); the answer it reads then applies:
+// a cancel carried out ends canceled, a capture that failed leaves the
+// hold authorized, to be captured or canceled again.
+func TestUnreadableFollowUp(t *testing.T) {
+	each(t, func(t *testing.T, r *rig) {
+		k := r.key(false)
+		h := payment.NewHandler[app.Reader, *store.Tx](r.App.PaymentEngine)
+		unreadable := func(p *payment.Payment, queue func() error, answer provider.PayResult) *payment.Payment {
+			t.Helper()
+			require.NoError(t, queue())
+			ids := storetest.OpenOperations(t, r.Store, p.ID)
+			require.Len(t, ids, 1)
+			op, err := r.Store.FindOperation(r.Ctx, ids[0])
+			require.NoError(t, err)
+			require.NoError(t, r.InTx(func(tx *store.Tx) error { return h.Unreadable(r.Ctx, tx, op) }))
+			require.Equal(t, payment.ManualReview, r.payment(p.ID).Status)
+			require.NoError(t, r.App.Operations.Record(r.Ctx, op.ID, payment.Outcome{PayResult: answer, Provider: "sandbox"}))
+			return r.payment(p.ID)
+		}
+
+		p := r.settled(k, r.card("4242424242424242", payment.ModeAuthorize), payment.Authorized)
+		got := unreadable(p, func() error { return r.cancel(k, p.ID) }, provider.PayResult{Status: provider.StatusCanceled})
+		require.Equal(t, payment.Canceled, got.Status)
+
+		p = r.settled(k, r.card("4242424242424242", payment.ModeAuthorize), payment.Authorized)
+		got = unreadable(p, func() error { return r.capture(k, p.ID, nil) }, provider.PayResult{Status: provider.StatusFailed})
+		require.Equal(t, payment.Authorized, got.Status, "the hold stands")
+		require.NoError(t, r.capture(k, p.ID, nil), "and may be captured again")
 	})
 }
 

@@ -199,10 +199,12 @@ func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res pro
 			}
 			return Succeeded, nil
 		}
+		return e.holdStands(ctx, p)
 	case OpCancel:
 		if res.Status == provider.StatusCanceled || res.Status == provider.StatusSucceeded {
 			return Canceled, nil
 		}
+		return e.holdStands(ctx, p)
 	case OpRefund:
 		if res.Status == provider.StatusSucceeded {
 			p.RefundedAmountMinor += op.AmountMinor
@@ -212,7 +214,22 @@ func (e *Engine) outcome(ctx context.Context, op *Operation, p *Payment, res pro
 			return PartiallyRefunded, nil
 		}
 	}
-	return "", nil // a failed capture, cancel or refund leaves the payment as it was
+	return "", nil // a failed refund leaves the payment as it was
+}
+
+// holdStands is the outcome of a capture or cancel that failed: the
+// payment stays as it was, and one that went to manual_review while its
+// answer could not be read is authorized again, its expiry job queued
+// anew (the one queued before found it in manual_review and ended).
+func (e *Engine) holdStands(ctx context.Context, p *Payment) (Status, []followUp) {
+	if p.Status != ManualReview {
+		return "", nil
+	}
+	var f []followUp
+	if p.AuthorizationExpiresAt != nil {
+		f = append(f, followUp{ExpireAuthorizationArgs{PaymentID: p.ID}, &river.InsertOpts{ScheduledAt: clock.Process(ctx, *p.AuthorizationExpiresAt)}})
+	}
+	return Authorized, f
 }
 
 // saveCard keeps the provider's card token after a successful payment that

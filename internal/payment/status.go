@@ -49,9 +49,11 @@ var transitions = lifecycle.Table[Status]{
 	// while it is open (processing or requires_action → awaiting_payment_data).
 	// processing or manual_review → expired: the acquirer canceled the
 	// payment of a payer's step that ran out of time while Paygate asked.
-	Processing:        {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData, Expired},
-	RequiresAction:    {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
-	ManualReview:      {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed, Expired},
+	Processing:     {RequiresAction, Authorized, Succeeded, Declined, Failed, ManualReview, AwaitingPaymentData, Expired},
+	RequiresAction: {Processing, Authorized, Succeeded, Declined, Failed, ManualReview, Expired, AwaitingPaymentData},
+	// manual_review → canceled: a hold's cancel whose answer could not be
+	// read, then could.
+	ManualReview:      {Processing, RequiresAction, Authorized, Succeeded, Declined, Failed, Expired, Canceled},
 	Authorized:        {Succeeded, Canceled, Expired, ManualReview},
 	Succeeded:         {PartiallyRefunded, Refunded},
 	PartiallyRefunded: {PartiallyRefunded, Refunded},

@@ -18,6 +18,7 @@ func TestLifeCycle(t *testing.T) {
 		{RequiresAction, Declined}, {RequiresAction, Failed}, {RequiresAction, ManualReview}, {RequiresAction, Expired},
 		{ManualReview, Processing}, {ManualReview, RequiresAction}, {ManualReview, Authorized},
 		{ManualReview, Succeeded}, {ManualReview, Declined}, {ManualReview, Failed}, {ManualReview, Expired},
+		{ManualReview, Canceled},
 		{Authorized, Succeeded}, {Authorized, Canceled}, {Authorized, Expired}, {Authorized, ManualReview},
 		{Succeeded, PartiallyRefunded}, {Succeeded, Refunded},
 		{PartiallyRefunded, PartiallyRefunded}, {PartiallyRefunded, Refunded},
