@@ -252,7 +252,8 @@ func (s *stripeAcquirer) serve(w http.ResponseWriter, r *http.Request) {
 // fault touches it): a hold's canceled PaymentIntent is its release; a
 // charge that asked to save its card has it saved when its PaymentMethod
 // belongs to the PaymentIntent's Customer. It also counts the payers
-// with more than one Customer (decisions section 16: one a payer).
+// with more than one Customer (docs/design/decisions.md section 16: one
+// a payer).
 func (s *stripeAcquirer) record(context.Context) (acqRecord, error) {
 	r := acqRecord{saved: map[int64]bool{}}
 	if s.fake == nil {
