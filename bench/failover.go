@@ -55,9 +55,13 @@ type failoverAcquirer interface {
 	// account is the flags of `providers add` for an account on it; it
 	// may write files under dir.
 	account(dir string) ([]string, error)
-	// describe says what it is, faults its fault mix.
+	// describe says what it is; faults its fault mix, and the kinds of
+	// request on which the mix met no fault (it proved nothing there).
 	describe() string
-	faults() string
+	faults() (mix string, unmet []string)
+	// moves are the reasons (an attempt's reason) for which a payment of
+	// phase 2 may move to B: what A's fault mix and cards can give.
+	moves() []string
 	// record reads what it did from its own records.
 	record(ctx context.Context) (acqRecord, error)
 }
@@ -68,22 +72,29 @@ type book map[string]map[int64]int
 
 // acqRecord is what an acquirer did, from its own records.
 type acqRecord struct {
-	entries  int
-	moves    book
-	captured map[int64]time.Time // when each amount's first capture landed, where known
+	entries int
+	moves   book
+	landed  map[int64]time.Time // when each amount's first capture or release landed, where known
+	// saved says, for each charge that asked to save its card, whether
+	// the records show the card kept for its payer; nil: they do not tell.
+	saved map[int64]bool
+	// payersTwice counts the payers the acquirer keeps more than one
+	// customer record for.
+	payersTwice int
 }
 
 func (r *acqRecord) add(kind string, amount int64, at time.Time) {
 	if r.moves == nil {
-		r.moves, r.captured = book{}, map[int64]time.Time{}
+		r.moves, r.landed = book{}, map[int64]time.Time{}
 	}
 	r.entries++
 	if r.moves[kind] == nil {
 		r.moves[kind] = map[int64]int{}
 	}
 	r.moves[kind][amount]++
-	if t, ok := r.captured[amount]; kind == acquirer.EntryCapture && !at.IsZero() && (!ok || at.Before(t)) {
-		r.captured[amount] = at
+	landing := kind == acquirer.EntryCapture || kind == acquirer.EntryRelease
+	if t, ok := r.landed[amount]; landing && !at.IsZero() && (!ok || at.Before(t)) {
+		r.landed[amount] = at
 	}
 }
 
@@ -94,15 +105,18 @@ func (r *acqRecord) add(kind string, amount int64, at time.Time) {
 // Phase 1: a bounded load of direct card payments (a third authorize
 // only); A goes down a third of the way in, payments go on through B, and
 // A comes back on its address with its records two thirds of the way in;
-// the payments held on A at the kill are captured while it is down, the
-// rest once the others are final; a payment goes every poll meanwhile, as
-// a shop's traffic would. Phase 2: A with its fault mix and another load, every hold
-// captured; with declines, every tenth payment has that card, which A
-// declines with a decline it marks reroutable. Then both acquirers'
-// records must show: no payment moving money twice across both, every
-// accepted payment final with the records' outcome, and every capture on
-// the acquirer that holds its payment. It also measures how long after A
-// is back the captures sent while it was down land.
+// the payments held on A at the kill are captured or canceled (every
+// fourth hold) while it is down, the rest once the others are final; a
+// payment goes every poll meanwhile, as a shop's traffic would. Phase 2:
+// A with its fault mix and another load, every hold captured or canceled,
+// every seventh payment saving its card; with declines, every tenth
+// payment has that card, which A declines with a decline it marks
+// reroutable. Then both acquirers' records must show: no payment moving
+// money twice across both, every accepted payment final with the
+// records' outcome, every capture and every cancel on the acquirer that
+// holds its payment, and the cards saved; and no payment of phase 2 may
+// have moved for a reason A's mix cannot give. It also measures how long
+// after A is back the captures and cancels sent while it was down land.
 func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin, key, keyFile string) failoverAcquirer,
 	declines string) (checkResult, error) {
 	res := checkResult{name: name, pass: true}
@@ -170,8 +184,8 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 
 	// Phase 1: A down a third of the way in, back two thirds in.
 	var (
-		killedAt, backAt time.Time
-		heldDown         []*failoverPayment // captured while A was down
+		killedAt, backAt       time.Time
+		heldDown, canceledDown []*failoverPayment // captured, canceled while A was down
 	)
 	first := int64(0) // the probes count too
 	l.run(ctx, n, func(sent int) error {
@@ -182,10 +196,15 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 			fmt.Fprintf(c.log, "%s: A down after %d payments\n", name, sent)
 		case n/3 + n/12:
 			// Some payments met A down; now the holds on A so far are
-			// captured while it is down: their captures must wait for it,
-			// then land there.
+			// captured or canceled while it is down: their follow-ups
+			// must wait for it, then land there.
 			var err error
-			heldDown, err = l.captureHeld(ctx, failoverAlias)
+			heldDown, canceledDown, err = l.followHeld(ctx, failoverAlias)
+			l.mu.Lock()
+			for _, p := range append(slices.Clone(heldDown), canceledDown...) {
+				p.whileDown = true
+			}
+			l.mu.Unlock()
 			return err
 		case 2 * n / 3:
 			if err := a.up(ctx, false); err != nil {
@@ -207,7 +226,7 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 	if _, err := l.settle(ctx, first, failoverSettle, true); err != nil {
 		return res, err
 	}
-	later, err := l.captureHeld(ctx, "")
+	later, canceledLater, err := l.followHeld(ctx, "")
 	if err != nil {
 		return res, err
 	}
@@ -220,8 +239,8 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 	second := l.next
 	res.add("phase 1: down", "%d payments offered at %d/s in %s; A down after %d, back (same address, same records) after %d, down %s",
 		n, failoverRate, loadTook.Round(time.Millisecond), n/3, 2*n/3, backAt.Sub(killedAt).Round(time.Millisecond))
-	res.add("phase 1: captures", "%d held on A captured while A was down, %d holds captured after; all final %s after A was back",
-		len(heldDown), len(later), phase1Settled.Round(time.Millisecond))
+	res.add("phase 1: follow-ups", "%d holds on A captured and %d canceled while A was down; %d holds captured and %d canceled after; all final %s after A was back",
+		len(heldDown), len(canceledDown), len(later), len(canceledLater), phase1Settled.Round(time.Millisecond))
 	if left > 0 {
 		res.fail("phase 1: %d payments not final %s after A came back", left, failoverSettle)
 	}
@@ -232,7 +251,7 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 		return res, err
 	}
 	l.mu.Lock()
-	l.declines = declines
+	l.declines, l.saves = declines, true
 	l.mu.Unlock()
 	n2 := max(n/2, 1)
 	p2began := time.Now()
@@ -243,7 +262,7 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 	if _, err := l.settle(ctx, second, failoverSettle, false); err != nil {
 		return res, err
 	}
-	captures2, err := l.captureHeld(ctx, "")
+	captures2, cancels2, err := l.followHeld(ctx, "")
 	if err != nil {
 		return res, err
 	}
@@ -252,17 +271,29 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 		return res, err
 	}
 	p2 := l.summarize(ctx, second, l.next)
-	mix := a.faults()
+	mix, unmet := a.faults()
 	if declines != "" {
 		mix += fmt.Sprintf("; every tenth payment with card %s (A declines it, reroutable)", declines)
 	}
-	res.add("phase 2: faults", "%d payments at %d/s with A at %s; %d holds captured; all final in %s",
-		n2, failoverRate, mix, len(captures2), time.Since(p2began).Round(time.Millisecond))
+	res.add("phase 2: faults", "%d payments at %d/s with A at %s; every seventh payment saves its card; %d holds captured, %d canceled; all final in %s",
+		n2, failoverRate, mix, len(captures2), len(cancels2), time.Since(p2began).Round(time.Millisecond))
 	if left2 > 0 {
 		res.fail("phase 2: %d payments not final %s after the load", left2, failoverSettle)
 	}
 	if declines != "" && p2.rerouted["soft_decline"] == 0 {
 		res.fail("phase 2: no payment was moved after A's reroutable decline")
+	}
+	if len(unmet) > 0 {
+		res.fail("phase 2: A's fault mix met no fault on %s: it proved nothing there", strings.Join(unmet, ", "))
+	}
+	if len(cancels2) == 0 {
+		res.fail("phase 2: no hold was canceled under the fault mix")
+	}
+	stray, strays := l.strayMoves(second, l.next, a.moves())
+	res.add("phase 2: moves", "payments moved for a reason A's mix cannot give (%s allowed; a reroutable decline only on its card): %d",
+		strings.Join(a.moves(), ", "), stray)
+	if stray > 0 {
+		res.fail("phase 2: %d payments moved for a reason A's mix cannot give: %s", stray, strings.Join(strays, "; "))
 	}
 	logs := pg.out.String()
 	res.add("circuit of acq-a", "%s (cooldown %s)", circuitChanges(logs, "acq-a", killedAt), cooldown)
@@ -278,30 +309,33 @@ func runFailover(ctx context.Context, c checkConfig, name string, newA func(bin,
 	if res, err = l.verify(res, ra, rb, p1, p2); err != nil {
 		return res, err
 	}
-	res.add("capture landing", "%s", landing(heldDown, ra, backAt, circuitClosedAfter(logs, "acq-a", backAt)))
+	closedAt := circuitClosedAfter(logs, "acq-a", backAt)
+	res.add("capture landing", "%s", landing("captures", heldDown, ra, backAt, closedAt))
+	res.add("cancel landing", "%s", landing("cancels", canceledDown, ra, backAt, closedAt))
 	res.add("whole run", "%s (after the build)", time.Since(began).Round(100*time.Millisecond))
 	return res, nil
 }
 
-// landing says when the captures sent while A was down landed on A,
-// measured from A's return: median and max, and when A's circuit closed.
-func landing(held []*failoverPayment, ra acqRecord, backAt, closedAt time.Time) string {
+// landing says when the follow-ups (what: captures, cancels) sent while A
+// was down landed on A, measured from A's return: median and max, and
+// when A's circuit closed.
+func landing(what string, held []*failoverPayment, ra acqRecord, backAt, closedAt time.Time) string {
 	var ds []time.Duration
 	for _, p := range held {
-		if t, ok := ra.captured[p.amount]; ok {
+		if t, ok := ra.landed[p.amount]; ok {
 			ds = append(ds, t.Sub(backAt))
 		}
 	}
 	if len(ds) == 0 {
-		return "no capture sent while A was down landed on A"
+		return fmt.Sprintf("none of the %d %s sent while A was down landed on A", len(held), what)
 	}
 	slices.Sort(ds)
 	closed := "its circuit's close not logged"
 	if !closedAt.IsZero() {
 		closed = fmt.Sprintf("its circuit closed %.2fs after", closedAt.Sub(backAt).Seconds())
 	}
-	return fmt.Sprintf("%d of the %d captures sent while A was down landed on A, after A was back: median %.2fs, max %.2fs (%s)",
-		len(ds), len(held), ds[len(ds)/2].Seconds(), ds[len(ds)-1].Seconds(), closed)
+	return fmt.Sprintf("%d of the %d %s sent while A was down landed on A, after A was back: median %.2fs, max %.2fs (%s)",
+		len(ds), len(held), what, ds[len(ds)/2].Seconds(), ds[len(ds)-1].Seconds(), closed)
 }
 
 // acqProcess is a standalone sandbox acquirer (`paygate sandbox-acquirer`),
@@ -380,7 +414,14 @@ func (q *acqProcess) describe() string {
 	return "a sandbox acquirer (its own process and state file), killed with SIGKILL"
 }
 
-func (q *acqProcess) faults() string { return strings.Join(failoverFaults, " ") }
+// faults is the sandbox's mix; its dice roll on every /v1 request, its
+// status reads included (docs/reliability.md, Failover). What it met is
+// not known outside it.
+func (q *acqProcess) faults() (string, []string) { return strings.Join(failoverFaults, " "), nil }
+
+// moves: the sandbox's 503 says nothing was done, so a payment may move
+// after it (provider_unreachable), or skip A while A's circuit is open.
+func (q *acqProcess) moves() []string { return []string{"provider_unreachable", "circuit_open"} }
 
 // record reads the acquirer's ledger over HTTP, as any client would.
 func (q *acqProcess) record(ctx context.Context) (acqRecord, error) {
@@ -402,99 +443,6 @@ func runCLI(ctx context.Context, spec paygateSpec, args ...string) error {
 		return fmt.Errorf("paygate %s: %w: %s", strings.Join(args[:2], " "), err, out)
 	}
 	return nil
-}
-
-// verify matches both acquirers' records to the payments by amount.
-func (l *failoverLoad) verify(res checkResult, ra, rb acqRecord, phases ...failoverPhase) (checkResult, error) {
-	for i, s := range phases {
-		if s.err != nil {
-			return res, s.err
-		}
-		res.add(fmt.Sprintf("phase %d: payments", i+1), "%d offered, %d accepted (%s); final: %s; the slowest charge final %s after it was sent",
-			s.offered, s.accepted, noneIfEmpty(tallyText(s.notAccepted)), tallyText(s.statuses), s.slowest.Round(100*time.Millisecond))
-		res.add(fmt.Sprintf("phase %d: reroutes", i+1), "%s; %d sent straight to B (A's circuit open); last attempt on %s",
-			noneIfEmpty(tallyText(s.rerouted)), s.skipped, tallyText(s.lastOn))
-	}
-	la, lb := ra.moves, rb.moves
-	moves := func(m book, amount int64) int { return m[acquirer.EntryCharge][amount] + m[acquirer.EntryHold][amount] }
-	var (
-		twice, lost, mismatch, misplaced, bothLedgers, capturedOnA, capturedOnB int
-		examples                                                                []string
-	)
-	note := func(counter *int, format string, args ...any) {
-		*counter++
-		if len(examples) < 5 {
-			examples = append(examples, fmt.Sprintf(format, args...))
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for amount, p := range l.paid {
-		ma, mb := moves(la, amount), moves(lb, amount)
-		if ma+mb > 1 {
-			note(&twice, "payment of %d (%s): money moved %d times on A, %d on B", amount, p.id, ma, mb)
-		}
-		if ma > 0 && mb > 0 {
-			bothLedgers++
-		}
-		if p.id == "" {
-			if ma+mb > 0 {
-				note(&mismatch, "a payment of %d not accepted (%s) moved money", amount, p.answer)
-			}
-			continue
-		}
-		if !p.final.Final {
-			note(&lost, "payment %s of %d: %s, not final", p.id, amount, p.final.Status)
-			continue
-		}
-		held := map[string]book{"A": la, "B": lb}
-		switch p.final.Status {
-		case "succeeded":
-			if ma+mb != 1 {
-				note(&mismatch, "payment %s succeeded, %d money movements", p.id, ma+mb)
-			}
-			if !p.authorize {
-				break
-			}
-			on, other := "A", "B"
-			if mb > 0 {
-				on, other = "B", "A"
-			}
-			if held[on][acquirer.EntryCapture][amount] != 1 || held[other][acquirer.EntryCapture][amount] != 0 {
-				note(&misplaced, "payment %s held on %s: %d captures there, %d on %s", p.id, on,
-					held[on][acquirer.EntryCapture][amount], held[other][acquirer.EntryCapture][amount], other)
-			}
-			if on == "A" {
-				capturedOnA++
-			} else {
-				capturedOnB++
-			}
-		default:
-			if c := la[acquirer.EntryCharge][amount] + lb[acquirer.EntryCharge][amount]; c > 0 {
-				note(&mismatch, "payment %s %s with %d charges", p.id, p.final.Status, c)
-			}
-			if h := ma + mb - la[acquirer.EntryCharge][amount] - lb[acquirer.EntryCharge][amount]; h >
-				la[acquirer.EntryRelease][amount]+lb[acquirer.EntryRelease][amount] {
-				note(&mismatch, "payment %s %s with a hold not released", p.id, p.final.Status)
-			}
-		}
-	}
-	res.add("records", "A %d entries, B %d entries; payments with entries on both: %d", ra.entries, rb.entries, bothLedgers)
-	res.add("captures", "%d held on A captured on A, %d held on B captured on B, misplaced %d", capturedOnA, capturedOnB, misplaced)
-	res.add("charged twice", "%d (across both acquirers)", twice)
-	res.add("lost", "%d (accepted, not final)", lost)
-	res.add("mismatches", "%d (status and records disagreeing)", mismatch)
-	if twice+lost+mismatch+misplaced > 0 {
-		res.fail("charged twice %d, lost %d, mismatches %d, misplaced captures %d: %s", twice, lost, mismatch, misplaced,
-			strings.Join(examples, "; "))
-	}
-	if len(phases[0].rerouted) == 0 {
-		res.fail("phase 1: no payment was rerouted: the kill proved nothing")
-	}
-	if capturedOnA == 0 {
-		res.fail("no hold on A was captured: stickiness not shown")
-	}
-	return res, nil
 }
 
 var circuitRe = regexp.MustCompile(`"time":"([^"]+)","level":"WARN","msg":"an acquirer's circuit changed","provider":"([^"]+)","circuit":"([a-z_]+)"`)

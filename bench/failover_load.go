@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +17,14 @@ import (
 type failoverPayment struct {
 	amount    int64
 	authorize bool
-	id        string // empty: not accepted
-	answer    string // the create answer's error, when not accepted
-	captured  bool
+	cancel    bool      // a hold to be canceled once authorized, not captured
+	save      bool      // it saves its card (save_payment_method)
+	declining bool      // it has the card A declines with a reroutable decline
+	id        string    // empty: not accepted
+	answer    string    // the create answer's error, when not accepted
+	captured  bool      // its capture was sent
+	canceled  bool      // its cancel was sent
+	whileDown bool      // its capture or cancel was sent while A was down
 	sent      time.Time // when it was offered
 	finalAt   time.Time // when settle first saw it final
 	final     openapi.Payment
@@ -36,24 +42,36 @@ type failoverLoad struct {
 	// declines, when set, is the card of every tenth payment from now on:
 	// one acquirer A declines with a decline it marks reroutable.
 	declines string
+	// saves: from now on every seventh payment saves its card, as a
+	// charge (never a hold), for a payer of its own.
+	saves bool
 }
 
 const failoverBaseAmount = int64(10_000)
 
 func (l *failoverLoad) err() error { l.mu.Lock(); defer l.mu.Unlock(); return l.first }
 
-// pay creates payment i: every third authorizes only, unless chargeOnly.
+// pay creates payment i: every third authorizes only, unless chargeOnly
+// or it saves its card; every fourth hold is to be canceled
+// (docs/reliability.md, Failover).
 func (l *failoverLoad) pay(ctx context.Context, i int64, chargeOnly bool) *failoverPayment {
-	p := &failoverPayment{amount: failoverBaseAmount + i, authorize: i%3 == 0 && !chargeOnly, sent: time.Now()}
+	p := &failoverPayment{amount: failoverBaseAmount + i, sent: time.Now()}
 	number := "5555555555554444"
 	l.mu.Lock()
 	if l.declines != "" && i%10 == 5 {
-		number = l.declines
+		number, p.declining = l.declines, true
 	}
+	p.save = l.saves && i%7 == 3
 	l.mu.Unlock()
+	p.authorize = i%3 == 0 && !chargeOnly && !p.save
+	p.cancel = p.authorize && i%12 == 6
 	body := string(directCard(fmt.Sprintf("failover-%d", i), p.amount, number, "123"))
-	if p.authorize {
+	switch {
+	case p.authorize:
 		body = strings.Replace(body, `"currency":"USD",`, `"currency":"USD","operation_mode":"authorize",`, 1)
+	case p.save:
+		body = strings.Replace(body, `"currency":"USD",`,
+			fmt.Sprintf(`"currency":"USD","customer_reference":"failover-payer-%d","save_payment_method":true,`, i), 1)
 	}
 	var got openapi.Payment
 	if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/direct", json.RawMessage(body), &got); err != nil {
@@ -136,23 +154,23 @@ func (l *failoverLoad) untilFirstOn(ctx context.Context, alias string, d time.Du
 	return 0, fmt.Errorf("no payment routed to %s within %s", alias, d)
 }
 
-// captureHeld captures every accepted authorize-only payment that is
-// authorized now and not yet captured; with alias, only those held on
-// that channel. It returns those it captured.
-func (l *failoverLoad) captureHeld(ctx context.Context, alias string) ([]*failoverPayment, error) {
+// followHeld sends the follow-up of every accepted authorize-only payment
+// that is authorized now and has none yet: a cancel to those chosen to be
+// canceled, a capture to the others; with alias, only to those held on
+// that channel. It returns those it captured and those it canceled.
+func (l *failoverLoad) followHeld(ctx context.Context, alias string) (captured, canceled []*failoverPayment, err error) {
 	l.mu.Lock()
 	var cands []*failoverPayment
 	for _, p := range l.paid {
-		if p.authorize && p.id != "" && !p.captured {
+		if p.authorize && p.id != "" && !p.captured && !p.canceled {
 			cands = append(cands, p)
 		}
 	}
 	l.mu.Unlock()
-	var done []*failoverPayment
 	for _, p := range cands {
 		var got openapi.Payment
 		if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &got); err != nil {
-			return done, err
+			return captured, canceled, err
 		}
 		if got.Status != "authorized" {
 			continue
@@ -160,25 +178,40 @@ func (l *failoverLoad) captureHeld(ctx context.Context, alias string) ([]*failov
 		if alias != "" {
 			var list openapi.PaymentAttemptList
 			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id+"/attempts", nil, &list); err != nil {
-				return done, err
+				return captured, canceled, err
 			}
 			if len(list.Items) == 0 || list.Items[len(list.Items)-1].Channel != alias {
 				continue
 			}
 		}
-		if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/"+p.id+"/capture", nil, &got); err != nil {
-			return done, fmt.Errorf("capture %s: %w", p.id, err)
+		verb := "capture"
+		if p.cancel {
+			verb = "cancel"
+		}
+		if err := l.pg.client.JSON(ctx, "POST", "/api/v1/payments/"+p.id+"/"+verb, nil, &got); err != nil {
+			return captured, canceled, fmt.Errorf("%s %s: %w", verb, p.id, err)
 		}
 		l.mu.Lock()
-		p.captured = true
+		if p.cancel {
+			p.canceled = true
+			canceled = append(canceled, p)
+		} else {
+			p.captured = true
+			captured = append(captured, p)
+		}
 		l.mu.Unlock()
-		done = append(done, p)
 	}
-	return done, nil
+	return captured, canceled, nil
+}
+
+// waiting reports whether p is a hold that waits for its follow-up (a
+// capture or cancel not sent yet): settled for now.
+func (p *failoverPayment) waiting() bool {
+	return p.final.Status == "authorized" && !p.captured && !p.canceled
 }
 
 // settle waits until the accepted payments from index from on are all
-// final or authorized (a hold waits for its capture), at most for d; it
+// final or authorized (a hold waits for its capture or cancel), at most for d; it
 // returns how many are not. With trickle, a shop's traffic goes on
 // meanwhile: a payment each poll (they count in the phase), so that a
 // circuit past its cooldown is probed by a payment, as it would be in
@@ -201,7 +234,7 @@ func (l *failoverLoad) settle(ctx context.Context, from int64, d time.Duration, 
 			l.mu.Lock()
 			p := l.paid[failoverBaseAmount+i]
 			l.mu.Unlock()
-			if p == nil || p.id == "" || p.final.Final || p.final.Status == "authorized" && !p.captured {
+			if p == nil || p.id == "" || p.final.Final || p.waiting() {
 				continue
 			}
 			if err := l.pg.client.JSON(ctx, "GET", "/api/v1/payments/"+p.id, nil, &p.final); err != nil {
@@ -210,7 +243,7 @@ func (l *failoverLoad) settle(ctx context.Context, from int64, d time.Duration, 
 			if p.final.Final {
 				p.finalAt = time.Now()
 			}
-			if !p.final.Final && (p.final.Status != "authorized" || p.captured) {
+			if !p.final.Final && !p.waiting() {
 				left++
 			}
 		}
@@ -279,4 +312,30 @@ func (l *failoverLoad) summarize(ctx context.Context, from, to int64) failoverPh
 		}
 	}
 	return s
+}
+
+// strayMoves counts the payments of indexes [from, to) that moved for a
+// reason not in allowed, or after a reroutable decline without the card
+// that gives it (summarize read their attempts), with a few examples.
+func (l *failoverLoad) strayMoves(from, to int64, allowed []string) (int, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, examples := 0, []string(nil)
+	for i := from; i < to; i++ {
+		p := l.paid[failoverBaseAmount+i]
+		if p == nil {
+			continue
+		}
+		for _, at := range p.attempts {
+			if at.Reason == "" || slices.Contains(allowed, at.Reason) && (at.Reason != "soft_decline" || p.declining) {
+				continue
+			}
+			n++
+			if len(examples) < 5 {
+				examples = append(examples, fmt.Sprintf("payment %s moved from %s (%s)", p.id, at.Channel, at.Reason))
+			}
+			break
+		}
+	}
+	return n, examples
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -39,19 +40,51 @@ func failoverStripe(ctx context.Context, c checkConfig) (checkResult, error) {
 	return runFailover(ctx, c, "failover-stripe", newA, stripeProcessingError)
 }
 
-// stripeFaults is the Stripe fake's fault mix in phase 2, rolled from a
-// source seeded with 7, as the sandbox's --fault-* flags are, once per
-// request that moves money (a POST under /v1/payment_intents: create and
-// confirm, capture, cancel): one per operation, as with the sandbox, where
-// a payment is one request (a Stripe payment is three: its PaymentMethod
-// and Customer first). A timeout carries the request out and withholds
-// the answer until the caller gives up; an unreadable answer carries it
-// out and answers 200 with a body that is not JSON (the fake's Garbage);
-// a 503 does nothing.
-var stripeFaults = struct {
-	seed                        uint64
-	timeout, unreadable, status float64
-}{7, 0.1, 0.05, 0.1}
+// stripeFaults is the Stripe fake's fault mix in phase 2
+// (docs/reliability.md, Failover): one roll per request of three kinds,
+// each kind from a source of its own, seeded as the sandbox's --fault-*
+// flags are, so that the faults a kind meets do not depend on how many
+// requests of the others came first. Requests that move money (a POST
+// under /v1/payment_intents: create and confirm, capture, cancel): one
+// roll per operation, as with the sandbox, where a payment is one request
+// (a Stripe payment is two or more: its PaymentMethod first, which is not
+// rolled on). Customer creations (POST /v1/customers, made when a payment
+// saves its card), at the same rates. Reads (every GET: a PaymentIntent
+// read or searched for when an outcome is unknown, the Refunds of one,
+// the Customer search of a payment that saves its card), at half those
+// rates: a fault on an inquiry costs the payment a round of asking, and
+// the run should not grow much. A timeout carries the request out and
+// withholds the answer until the caller gives up; an unreadable answer
+// carries it out and answers 200 with a body that is not JSON (the
+// fake's Garbage); a 503 does nothing.
+var stripeFaults = []stripeRoll{
+	{"payment_intents POSTs", 7, stripeRates{0.1, 0.05, 0.1}},
+	{"Customer creations", 9, stripeRates{0.1, 0.05, 0.1}},
+	{"reads", 8, stripeRates{0.05, 0.025, 0.05}},
+}
+
+// stripeRoll is the roll on one kind of request.
+type stripeRoll struct {
+	kind  string
+	seed  uint64
+	rates stripeRates
+}
+
+// stripeRates are the shares of timeouts, unreadable answers and 503s.
+type stripeRates struct{ timeout, unreadable, status float64 }
+
+// stripeKind is the index in stripeFaults of r's kind; -1: not rolled on.
+func stripeKind(r *http.Request) int {
+	switch {
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/payment_intents"):
+		return 0
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/customers":
+		return 1
+	case r.Method == http.MethodGet:
+		return 2
+	}
+	return -1
+}
 
 // stripeAcquirer is the Stripe fake on an address of its own, taken down
 // and brought back by the bench.
@@ -59,15 +92,16 @@ type stripeAcquirer struct {
 	fake *stripetest.Fake
 	addr string
 
-	mu       sync.Mutex
-	srv      *http.Server
-	rng      *rand.Rand           // nil: no faults
-	captured map[string]time.Time // PaymentIntent → when its capture was first carried out
+	mu     sync.Mutex
+	srv    *http.Server
+	dice   []*rand.Rand         // one a kind of stripeFaults; nil: no faults
+	met    map[string]int       // "kind fate" → faults met, "kind" → requests rolled on
+	landed map[string]time.Time // PaymentIntent → when its capture or cancel was first carried out
 }
 
 var _ failoverAcquirer = (*stripeAcquirer)(nil)
 
-var stripeCapturePath = regexp.MustCompile(`^/v1/payment_intents/(pi_[A-Za-z0-9]+)/capture$`)
+var stripeFollowUpPath = regexp.MustCompile(`^/v1/payment_intents/(pi_[A-Za-z0-9]+)/(capture|cancel)$`)
 
 func (s *stripeAcquirer) up(ctx context.Context, faulty bool) error {
 	addr := cmp.Or(s.addr, "127.0.0.1:0")
@@ -91,11 +125,14 @@ func (s *stripeAcquirer) up(ctx context.Context, faulty bool) error {
 	if s.fake == nil {
 		s.addr = ln.Addr().String()
 		s.fake = stripetest.Standalone("http://" + s.addr)
-		s.captured = map[string]time.Time{}
+		s.landed = map[string]time.Time{}
 	}
-	s.rng = nil
+	s.dice = nil
 	if faulty {
-		s.rng = rand.New(rand.NewPCG(stripeFaults.seed, 0x5a4db0c5))
+		for _, f := range stripeFaults {
+			s.dice = append(s.dice, rand.New(rand.NewPCG(f.seed, 0x5a4db0c5)))
+		}
+		s.met = map[string]int{}
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -126,34 +163,54 @@ func (s *stripeAcquirer) describe() string {
 	return "the Stripe fake, served by the bench process; down: its listener and connections closed"
 }
 
-func (s *stripeAcquirer) faults() string {
-	f := stripeFaults
-	return fmt.Sprintf("seed %d, every POST under /v1/payment_intents: %.0f %% timeouts, %.0f %% unreadable answers (200, not JSON), %.0f %% 503",
-		f.seed, f.timeout*100, f.unreadable*100, f.status*100)
+func (s *stripeAcquirer) faults() (string, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var mix, met, unmet []string
+	for _, f := range stripeFaults {
+		mix = append(mix, fmt.Sprintf("%s (seed %d) %.1f %% timeouts, %.1f %% unreadable answers (200, not JSON), %.1f %% 503",
+			f.kind, f.seed, f.rates.timeout*100, f.rates.unreadable*100, f.rates.status*100))
+		t, u, x := s.met[f.kind+" timeout"], s.met[f.kind+" unreadable"], s.met[f.kind+" 503"]
+		met = append(met, fmt.Sprintf("%s %d timeouts, %d unreadable, %d 503 (of %d)", f.kind, t, u, x, s.met[f.kind]))
+		if t+u+x == 0 {
+			unmet = append(unmet, f.kind)
+		}
+	}
+	return strings.Join(mix, "; ") + "; met: " + strings.Join(met, "; "), unmet
 }
+
+// moves: Stripe's 503 does not say that nothing was done, so in phase 2
+// only its reroutable decline moves a payment, or A's circuit if it opens.
+func (s *stripeAcquirer) moves() []string { return []string{"soft_decline", "circuit_open"} }
 
 // fate is what the roll decided for one request: "", timeout, unreadable
 // or 503.
 func (s *stripeAcquirer) fate(r *http.Request) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.rng == nil || r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/payment_intents") {
+	k := stripeKind(r)
+	if s.dice == nil || k < 0 {
 		return ""
 	}
-	x := s.rng.Float64()
-	switch f := stripeFaults; {
-	case x < f.timeout:
-		return "timeout"
-	case x < f.timeout+f.unreadable:
-		return "unreadable"
-	case x < f.timeout+f.unreadable+f.status:
-		return "503"
+	f := stripeFaults[k]
+	s.met[f.kind]++
+	fate := ""
+	switch x := s.dice[k].Float64(); {
+	case x < f.rates.timeout:
+		fate = "timeout"
+	case x < f.rates.timeout+f.rates.unreadable:
+		fate = "unreadable"
+	case x < f.rates.timeout+f.rates.unreadable+f.rates.status:
+		fate = "503"
+	default:
+		return ""
 	}
-	return ""
+	s.met[f.kind+" "+fate]++
+	return fate
 }
 
 // serve hands the request to the fake, with the fault it rolled, and
-// notes when each capture is carried out.
+// notes when each capture and cancel is carried out.
 func (s *stripeAcquirer) serve(w http.ResponseWriter, r *http.Request) {
 	fate := s.fate(r)
 	if fate == "503" {
@@ -164,10 +221,10 @@ func (s *stripeAcquirer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := httptest.NewRecorder()
 	s.fake.Handler().ServeHTTP(rec, r)
-	if m := stripeCapturePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost && rec.Code == http.StatusOK {
+	if m := stripeFollowUpPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost && rec.Code == http.StatusOK {
 		s.mu.Lock()
-		if _, ok := s.captured[m[1]]; !ok {
-			s.captured[m[1]] = time.Now()
+		if _, ok := s.landed[m[1]]; !ok {
+			s.landed[m[1]] = time.Now()
 		}
 		s.mu.Unlock()
 	}
@@ -190,42 +247,86 @@ func (s *stripeAcquirer) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
-// record reads the fake's ledger (charges, holds, captures, refunds) and,
-// for each hold, its PaymentIntent as Stripe answers it, asked of the fake
-// itself (no fault touches it): a canceled one's hold is released.
+// record reads the fake's ledger (charges, holds, captures, refunds) and
+// PaymentIntents as Stripe answers them, asked of the fake itself (no
+// fault touches it): a hold's canceled PaymentIntent is its release; a
+// charge that asked to save its card has it saved when its PaymentMethod
+// belongs to the PaymentIntent's Customer. It also counts the payers
+// with more than one Customer (docs/design/decisions.md section 16: one
+// a payer).
 func (s *stripeAcquirer) record(context.Context) (acqRecord, error) {
-	var r acqRecord
+	r := acqRecord{saved: map[int64]bool{}}
 	if s.fake == nil {
 		return r, errors.New("the Stripe fake never started")
 	}
 	kinds := map[string]string{"charge": acquirer.EntryCharge, "hold": acquirer.EntryHold,
 		"capture": acquirer.EntryCapture, "refund": acquirer.EntryRefund}
-	holds := map[string]int64{} // PaymentIntent → amount
+	holds, charges := map[string]int64{}, map[string]int64{} // PaymentIntent → amount
+	s.mu.Lock()
+	landed := maps.Clone(s.landed)
+	s.mu.Unlock()
 	for _, m := range s.fake.Ledger() {
 		kind, ok := kinds[m.Kind]
 		if !ok {
 			return r, fmt.Errorf("the Stripe fake's ledger has a %q", m.Kind)
 		}
-		s.mu.Lock()
-		at := s.captured[m.PaymentIntent]
-		s.mu.Unlock()
-		r.add(kind, m.AmountMinor, at)
-		if kind == acquirer.EntryHold {
+		r.add(kind, m.AmountMinor, landed[m.PaymentIntent])
+		switch kind {
+		case acquirer.EntryHold:
 			holds[m.PaymentIntent] = m.AmountMinor
+		case acquirer.EntryCharge:
+			charges[m.PaymentIntent] = m.AmountMinor
 		}
 	}
 	for pi, amount := range holds {
-		req := httptest.NewRequest(http.MethodGet, "/v1/payment_intents/"+pi, nil)
-		req.Header.Set("Authorization", "Bearer sk_test_failover")
-		rec := httptest.NewRecorder()
-		s.fake.Handler().ServeHTTP(rec, req)
-		var got struct{ Status string }
-		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
-			return r, fmt.Errorf("PaymentIntent %s: %d %s", pi, rec.Code, rec.Body.Bytes())
+		got, err := s.intent(pi)
+		if err != nil {
+			return r, err
 		}
 		if got.Status == "canceled" {
-			r.add(acquirer.EntryRelease, amount, time.Time{})
+			r.add(acquirer.EntryRelease, amount, landed[pi])
+		}
+	}
+	for pi, amount := range charges {
+		got, err := s.intent(pi)
+		if err != nil {
+			return r, err
+		}
+		if got.SetupFutureUsage == "off_session" {
+			r.saved[amount] = got.Customer != "" && got.PaymentMethod.Customer == got.Customer
+		}
+	}
+	payers := map[string]int{}
+	for _, meta := range s.fake.Customers() {
+		if p := meta["paygate_payer"]; p != "" {
+			if payers[p]++; payers[p] == 2 {
+				r.payersTwice++
+			}
 		}
 	}
 	return r, nil
+}
+
+// stripeIntent is what record reads of a PaymentIntent.
+type stripeIntent struct {
+	Status           string `json:"status"`
+	Customer         string `json:"customer"`
+	SetupFutureUsage string `json:"setup_future_usage"`
+	PaymentMethod    struct {
+		Customer string `json:"customer"`
+	} `json:"payment_method"`
+}
+
+// intent reads a PaymentIntent, its PaymentMethod expanded, from the
+// fake's handler, past the fault mix.
+func (s *stripeAcquirer) intent(pi string) (stripeIntent, error) {
+	req := httptest.NewRequest(http.MethodGet, "/v1/payment_intents/"+pi+"?expand[]=payment_method", nil)
+	req.Header.Set("Authorization", "Bearer sk_test_failover")
+	rec := httptest.NewRecorder()
+	s.fake.Handler().ServeHTTP(rec, req)
+	var got stripeIntent
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		return got, fmt.Errorf("PaymentIntent %s: %d %s", pi, rec.Code, rec.Body.Bytes())
+	}
+	return got, nil
 }

@@ -171,6 +171,17 @@ func (f *Fake) Ledger() []Move {
 	return slices.Clone(f.ledger)
 }
 
+// Customers is the metadata of every Customer so far, by the Customer's id.
+func (f *Fake) Customers() map[string]map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]map[string]string, len(f.customers))
+	for id, c := range f.customers {
+		out[id] = maps.Clone((*c)["metadata"].(map[string]string))
+	}
+	return out
+}
+
 // Requests lists "METHOD /path" of every request so far.
 func (f *Fake) Requests() []string {
 	f.mu.Lock()
