@@ -24,10 +24,7 @@ func TestBINsCommand(t *testing.T) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			env := map[string]string{"PAYGATE_DATA_DIR": dir}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, dir)
 			srv := start(t, env)
 			c := client.New(srv.url, srv.accessKey, srv.secret)
 			issuer := func(bin string) string {

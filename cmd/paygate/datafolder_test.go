@@ -22,10 +22,7 @@ func TestDataFolder(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "elsewhere")
-			env := map[string]string{"PAYGATE_DATA_DIR": dir}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, dir)
 			runIt := func(args ...string) (string, string, error) {
 				var stdout, stderr bytes.Buffer
 				err := run(context.Background(), args, getenvFrom(env), strings.NewReader(""), &stdout, &stderr)

@@ -29,10 +29,7 @@ func TestFailoverStripeBesideSandbox(t *testing.T) {
 			ctx := context.Background()
 			fake := stripetest.NewFake(t)
 			dir := t.TempDir()
-			env := map[string]string{"PAYGATE_DATA_DIR": filepath.Join(dir, "data")}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, filepath.Join(dir, "data"))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "sk"), []byte("sk_test_failover"), 0o600))
 			srv := start(t, env)
 			for _, args := range [][]string{

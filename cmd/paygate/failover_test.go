@@ -33,10 +33,7 @@ func TestFailover(t *testing.T) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			env := map[string]string{"PAYGATE_DATA_DIR": filepath.Join(dir, "data")}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, filepath.Join(dir, "data"))
 			srv := start(t, env)
 			c := client.New(srv.url, srv.accessKey, srv.secret)
 			c.Retries = 0

@@ -20,10 +20,7 @@ func TestLimitsCommand(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
-			env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, t.TempDir())
 			srv := start(t, env)
 			key := srv.accessKey
 

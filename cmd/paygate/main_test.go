@@ -60,6 +60,17 @@ type instance struct {
 	stop                   func() error
 }
 
+// dbEnv is the environment of a process on db with its data folder at
+// dataDir: on PostgreSQL, a fresh database of its own.
+func dbEnv(t *testing.T, db storetest.Database, dataDir string) map[string]string {
+	t.Helper()
+	env := map[string]string{"PAYGATE_DATA_DIR": dataDir}
+	if db.Name == "postgres" {
+		env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
+	}
+	return env
+}
+
 func getenvFrom(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -113,10 +124,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			ctx := context.Background()
-			env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, t.TempDir())
 			srv := start(t, env)
 			require.NotEmpty(t, srv.accessKey, "a first start prints a sandbox key:\n%s", srv.stdout.String())
 			require.Contains(t, srv.stdout.String(), "paygate call POST /api/v1/payment-sessions")

@@ -21,10 +21,7 @@ func TestProvidersAndChannelsCommands(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{"PAYGATE_DATA_DIR": filepath.Join(dir, "data")}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, filepath.Join(dir, "data"))
 			const apiKey = "sandbox-acquirer-key-do-not-print"
 			keyFile := filepath.Join(dir, "api-key")
 			require.NoError(t, os.WriteFile(keyFile, []byte(apiKey+"\n"), 0o600))

@@ -44,10 +44,7 @@ func TestStripeEndToEnd(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
-			env := map[string]string{"PAYGATE_DATA_DIR": filepath.Join(dir, "data")}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, filepath.Join(dir, "data"))
 			const whsec = "whsec_e2e_secret"
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "sk"), []byte("sk_test_e2e_secret_key\n"), 0o600))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "whsec"), []byte(whsec), 0o600))

@@ -17,10 +17,8 @@ import (
 func TestUsersCommand(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
-			env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir(), "PAYGATE_PUBLIC_URL": "https://pay.example.com/"}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, t.TempDir())
+			env["PAYGATE_PUBLIC_URL"] = "https://pay.example.com/"
 			_, err := cli(t, env, "migrate") // a new data folder
 			require.NoError(t, err)
 			newKey := func(name string) string {

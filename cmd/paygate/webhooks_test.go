@@ -127,10 +127,7 @@ var triggered = regexp.MustCompile(`payment ([0-9a-f-]{36})`)
 func TestWebhooksCommand(t *testing.T) {
 	for _, db := range storetest.Databases(t) {
 		t.Run(db.Name, func(t *testing.T) {
-			env := map[string]string{"PAYGATE_DATA_DIR": t.TempDir()}
-			if db.Name == "postgres" {
-				env["PAYGATE_DATABASE_URL"] = storetest.NewPostgresDatabase(t)
-			}
+			env := dbEnv(t, db, t.TempDir())
 			srv := start(t, env)
 			api := map[string]string{"PAYGATE_URL": srv.url, "PAYGATE_ACCESS_KEY": srv.accessKey, "PAYGATE_SECRET": srv.secret}
 			h := newHook(t, false)

@@ -123,7 +123,7 @@ func (c *channelCircuits) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	list, err := c.channels(ctx)
 	if err != nil {
-		c.log.Warn("metrics: list the channels for their circuits", "err", err)
+		c.log.Warn("metrics: list the channels for their circuits", "error", err)
 		return
 	}
 	for _, r := range list {
